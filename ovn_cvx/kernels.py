@@ -1,0 +1,100 @@
+"""Kernel matrices (through ``sklearn.metrics.pairwise``) and the checked eigen-factor G ≈ L Lᵀ."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
+from sklearn.utils.validation import check_array
+
+NAMED_KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
+
+# SPEC §4.2: an eigenvalue below −NEGATIVE_TOL·max(s) means "not a kernel matrix";
+# eigenvalues at most CUTOFF·max(s) are dropped from the factor.
+NEGATIVE_TOL = 1e-8
+CUTOFF = 1e-10
+
+
+def validate_kernel(kernel) -> None:
+    if callable(kernel):
+        return
+    if not isinstance(kernel, str) or kernel not in NAMED_KERNELS:
+        raise ValueError(f"kernel must be one of {NAMED_KERNELS} or a callable, got {kernel!r}")
+
+
+def _resolve_gamma(gamma, X_train):
+    if gamma is None or gamma == "scale":
+        var = X_train.var()
+        return 1.0 / (X_train.shape[1] * var) if var > 0 else 1.0
+    if gamma == "auto":
+        return 1.0 / X_train.shape[1]
+    if isinstance(gamma, str) or not np.isfinite(gamma) or gamma <= 0:
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
+    return float(gamma)
+
+
+def kernel_matrix(kernel, X_new, X_train, *, gamma=None, degree=3, coef0=0.0, n_train=None):
+    """κ(X_new, X_train) of shape (n, N). For "precomputed", X_new must already be (n, N)."""
+    X_new = check_array(X_new, dtype=np.float64, input_name="X")
+    if isinstance(kernel, str) and kernel == "precomputed":
+        if X_new.shape[1] != n_train:
+            raise ValueError(f"X must be a precomputed kernel of shape (n, {n_train}), got {X_new.shape}")
+        return X_new
+    if X_new.shape[1] != X_train.shape[1]:
+        raise ValueError(f"X has {X_new.shape[1]} features, the problem was built with {X_train.shape[1]}")
+    if callable(kernel):
+        K = np.asarray(kernel(X_new, X_train), dtype=np.float64)
+        if K.shape != (X_new.shape[0], X_train.shape[0]):
+            raise ValueError(f"the kernel callable returned shape {K.shape}, expected "
+                             f"{(X_new.shape[0], X_train.shape[0])}")
+        if not np.isfinite(K).all():
+            raise ValueError("the kernel callable returned non-finite values")
+        return K
+    params = {"gamma": _resolve_gamma(gamma, X_train), "degree": degree, "coef0": coef0}
+    params = {k: v for k, v in params.items() if k in KERNEL_PARAMS[kernel]}
+    return pairwise_kernels(X_new, X_train, metric=kernel, **params)
+
+
+@dataclass(frozen=True)
+class KernelFactor:
+    """G = U diag(s) Uᵀ restricted to the r eigenvalues above ``CUTOFF·max(s)``.
+
+    ``features`` is L = U_r diag(√s_r) (N×r, G ≈ L Lᵀ). Coefficients C in eigen-coordinates map back
+    to A = U_r diag(s_r^{−1/2}) C (the minimum-norm coefficients, SPEC §4.2b).
+    """
+
+    vectors: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def from_gram(cls, G: np.ndarray) -> "KernelFactor":
+        G = np.asarray(G, dtype=np.float64)
+        if G.ndim != 2 or G.shape[0] != G.shape[1]:
+            raise ValueError(f"the kernel matrix must be square, got shape {G.shape}")
+        if not np.isfinite(G).all():
+            raise ValueError("the kernel matrix contains NaN or infinite values")
+        scale = max(np.abs(G).max(), np.finfo(float).tiny)
+        if np.abs(G - G.T).max() > 1e-10 * scale:
+            raise ValueError("the kernel matrix is not symmetric (max |G - Gᵀ| = "
+                             f"{np.abs(G - G.T).max():.3g})")
+        s, U = np.linalg.eigh(0.5 * (G + G.T))
+        top = s[-1]
+        if top <= 0:
+            raise ValueError("the kernel matrix has no positive eigenvalue (it is zero or negative definite)")
+        if s[0] < -NEGATIVE_TOL * top:
+            raise ValueError(f"the kernel matrix is not positive semidefinite: smallest eigenvalue {s[0]:.3g}, "
+                             f"largest {top:.3g} (a kernel must give a PSD matrix)")
+        keep = s > CUTOFF * top
+        return cls(vectors=U[:, keep], values=s[keep])
+
+    @property
+    def rank(self) -> int:
+        return self.values.size
+
+    @property
+    def features(self) -> np.ndarray:
+        return self.vectors * np.sqrt(self.values)
+
+    def to_coef(self, C: np.ndarray) -> np.ndarray:
+        """Eigen-coordinates C (r×K) → kernel coefficients A (N×K)."""
+        return self.vectors @ (C / np.sqrt(self.values)[:, None])

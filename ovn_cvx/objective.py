@@ -1,0 +1,63 @@
+"""The one exact objective evaluator (SPEC §2) and the hard-constraint residuals.
+
+Every solver's reported objective comes from here, never only from the solver itself.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .problem import Problem
+
+
+def _check_solution(problem: Problem, coef, b):
+    coef = np.asarray(coef, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if coef.shape != problem.coef_shape:
+        name = "A (N×K)" if problem.is_kernel else "W (M×K)"
+        raise ValueError(f"coef must be {name} of shape {problem.coef_shape}, got {coef.shape}")
+    if b.shape != (problem.n_classes,):
+        raise ValueError(f"b must have shape ({problem.n_classes},), got {b.shape}")
+    return coef, b
+
+
+def training_decision(problem: Problem, coef, b) -> np.ndarray:
+    """f_k(x_i) on the training set, shape (N, K): X W + 1bᵀ or G A + 1bᵀ."""
+    coef, b = _check_solution(problem, coef, b)
+    basis = problem.gram if problem.is_kernel else problem.X
+    return basis @ coef + b
+
+
+def residuals(problem: Problem, coef, b) -> np.ndarray:
+    """r_p = 1 − y_p f_{k_p}(x_{i_p}) for every pair."""
+    F = training_decision(problem, coef, b)
+    pairs = problem.pairs
+    return 1.0 - pairs.sign * F[pairs.sample, pairs.label]
+
+
+def regularizer(problem: Problem, coef) -> float:
+    """R = ½ tr(W P Wᵀ) (linear) or ½ tr(Aᵀ G A P) (kernel)."""
+    coef = np.asarray(coef, dtype=np.float64)
+    inner = problem.gram @ coef if problem.is_kernel else coef
+    return 0.5 * float(np.sum((inner @ problem.coupling) * coef))
+
+
+def objective(problem: Problem, coef, b) -> float:
+    """F(W, b) = R(W) + Σ_p c_p [1 − y_p f_{k_p}(x_{i_p})]_+ + B(b)  (SPEC §2).
+
+    The hard constraints are not enforced here; see :func:`constraint_violation`.
+    """
+    coef, b = _check_solution(problem, coef, b)
+    hinge = problem.cost @ np.maximum(residuals(problem, coef, b), 0.0)
+    bias = 0.0 if problem.hard_b else problem.bias_penalty * float(b.sum()) ** 2
+    return regularizer(problem, coef) + float(hinge) + bias
+
+
+def constraint_violation(problem: Problem, coef, b) -> dict[str, float]:
+    """Residuals of the variant's hard constraints: |Σ_k b_k| and max |Σ_k w_k| (kernel: max_i |Σ_k A_ik|)."""
+    coef, b = _check_solution(problem, coef, b)
+    out = {}
+    if problem.hard_b:
+        out["sum_b"] = abs(float(b.sum()))
+    if problem.hard_w:
+        out["sum_w"] = float(np.abs(coef.sum(axis=1)).max())
+    return out

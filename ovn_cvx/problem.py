@@ -1,0 +1,236 @@
+"""The OvN problem model: data, pairs, hyperparameters and kernel, validated once.
+
+Convention (``SPEC.md`` §2): for a variant in {"SwSb", "SwHb", "HwSb", "HwHb"}
+
+    F(W, b) = R(W) + Σ_p c_p [1 − y_p f_{k_p}(x_{i_p})]_+ + B(b),
+
+with one hinge term per nonzero Y_ik (a *pair* p = (i_p, k_p), sign y_p = Y_{i_p k_p}, cost
+c_p = β s_{i_p}), R(W) = ½ tr(W P Wᵀ) with P = (1−α) I + α 11ᵀ (soft w) or P = I under Σ_k w_k = 0
+(hard w), and B(b) = γ (Σ_k b_k)² (soft b) or 0 under Σ_k b_k = 0 (hard b). γ is ``bias_penalty``.
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_array
+
+from .kernels import KernelFactor, kernel_matrix, validate_kernel
+
+VARIANTS = ("SwSb", "SwHb", "HwSb", "HwHb")
+
+
+def alpha_interval(n_classes: int) -> tuple[float, float]:
+    """Open interval of admissible α for K classes: −1/(K−1) < α < 1 (SPEC §3.1)."""
+    return -1.0 / (n_classes - 1), 1.0
+
+
+def coupling_matrix(alpha: float, n_classes: int, hard_w: bool) -> np.ndarray:
+    """P = (1−α) I + α J (soft w) or I (hard w, where α is dropped: SPEC §2)."""
+    if hard_w:
+        return np.eye(n_classes)
+    return (1.0 - alpha) * np.eye(n_classes) + alpha * np.ones((n_classes, n_classes))
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """The hinge terms: pair p is (sample[p], label[p]) with sign[p] = ±1 and weight[p] = s_i.
+
+    Pairs are sorted by class, then by sample, so ``label`` is non-decreasing.
+    The cost of a pair is ``beta * weight``.
+    """
+
+    sample: np.ndarray
+    label: np.ndarray
+    sign: np.ndarray
+    weight: np.ndarray
+
+    def __len__(self) -> int:
+        return self.sample.shape[0]
+
+
+def _check_real(name, value, *, low=None, low_inclusive=True):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if low is not None and (value < low or (value == low and not low_inclusive)):
+        op = ">=" if low_inclusive else ">"
+        raise ValueError(f"{name} must be {op} {low}, got {value}")
+    return value
+
+
+class Problem:
+    """An OvN training problem (SPEC §1–§3).
+
+    Parameters
+    ----------
+    X : array-like of shape (N, M)
+        Patterns; for ``kernel="precomputed"`` the (N, N) kernel matrix.
+    Y : array-like or sparse matrix of shape (N, K)
+        Membership: 1 = in class k, 0 = no information, −1 = known not in class k (extension).
+        Rows without any nonzero entry are allowed (they enter no hinge term).
+    variant : {"SwSb", "SwHb", "HwSb", "HwHb"}
+        Soft/hard constraint on the weights (Σ_k w_k = 0) and on the biases (Σ_k b_k = 0).
+    kernel : "linear", "rbf", "poly", "sigmoid", "precomputed" or callable
+        ``"linear"`` is the primal linear formulation (coefficients W, M×K); every other kernel uses
+        the kernel formulation (coefficients A, N×K). A callable is called as ``kernel(X1, X2)``
+        and must return the kernel matrix, as in scikit-learn's ``SVC``.
+    alpha : float
+        Coupling of the weight vectors, in the open interval (−1/(K−1), 1); ignored by hard-w variants.
+    beta : float > 0
+        Hinge weight.
+    bias_penalty : float >= 0
+        γ of the soft-bias term γ (Σ_k b_k)²; ignored by hard-b variants.
+    gamma, degree, coef0 :
+        Kernel parameters as in ``sklearn.metrics.pairwise``; ``gamma=None`` means ``"scale"``,
+        1 / (M · Var X), as in ``SVC``.
+    sample_weight : array-like of shape (N,), optional
+        Positive weights s_i; the cost of a pair is β s_i.
+    """
+
+    def __init__(self, X, Y, variant="SwHb", kernel="linear", *, alpha=0.0, beta=1.0,
+                 bias_penalty=1.0, gamma=None, degree=3, coef0=0.0, sample_weight=None):
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        validate_kernel(kernel)
+        X = check_array(X, dtype=np.float64, input_name="X", ensure_min_samples=1)
+        if sp.issparse(Y):
+            Y = Y.toarray()
+        Y = check_array(Y, dtype=np.float64, input_name="Y", ensure_2d=False)
+        if Y.ndim != 2:
+            raise ValueError(f"Y must be a 2-D membership matrix (N, K), got shape {Y.shape}; "
+                             "use Problem.from_labels for 1-D labels")
+        if Y.shape[0] != X.shape[0]:
+            raise ValueError(f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}")
+        if not np.isin(Y, (-1.0, 0.0, 1.0)).all():
+            bad = np.unique(Y[~np.isin(Y, (-1.0, 0.0, 1.0))])[:5]
+            raise ValueError(f"Y must contain only -1, 0 and 1, found {bad.tolist()}")
+        if Y.shape[1] < 2:
+            raise ValueError(f"Y must have at least 2 classes (columns), got {Y.shape[1]}")
+        empty = np.flatnonzero(~(Y == 1).any(axis=0))
+        if empty.size:
+            raise ValueError(f"class(es) {empty.tolist()} of Y have no member (no entry equal to 1); "
+                             "every class needs at least one positive pair (SPEC §3.4)")
+        if kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"X must be a square kernel matrix for kernel='precomputed', got shape {X.shape}")
+
+        self.X, self.Y, self.variant, self.kernel = X, Y, variant, kernel
+        self.gamma, self.degree, self.coef0 = gamma, degree, coef0
+        self.n_samples, self.n_classes = Y.shape
+        self.n_features = X.shape[1]
+
+        if sample_weight is None:
+            s = np.ones(self.n_samples)
+        else:
+            s = check_array(sample_weight, dtype=np.float64, ensure_2d=False, input_name="sample_weight")
+            if s.shape != (self.n_samples,):
+                raise ValueError(f"sample_weight must have shape ({self.n_samples},), got {s.shape}")
+            if (s <= 0).any():
+                raise ValueError("sample_weight must be > 0 for every sample")
+        self.sample_weight = s
+        label, sample = np.nonzero(Y.T)  # class-major order
+        self.pairs = Pairs(sample=sample, label=label, sign=Y[sample, label], weight=s[sample])
+        self._set_hyperparameters(alpha, beta, bias_penalty)
+        self._factor: KernelFactor | None = None
+        if self.is_kernel:
+            self.kernel_factor  # validates the kernel matrix (square, symmetric, PSD) up front
+
+    def _set_hyperparameters(self, alpha, beta, bias_penalty):
+        alpha = _check_real("alpha", alpha)
+        lo, hi = alpha_interval(self.n_classes)
+        if not lo < alpha < hi:
+            raise ValueError(f"alpha must lie in the open interval ({lo:g}, {hi:g}) for K={self.n_classes} "
+                             f"classes, got {alpha}: outside it the objective is unbounded below or "
+                             "degenerate (SPEC §3)")
+        if self.hard_w and alpha != 0:
+            warnings.warn(f"alpha={alpha} is ignored by the hard-w variant {self.variant} (SPEC §2)",
+                          UserWarning, stacklevel=3)
+        self.alpha = alpha
+        self.beta = _check_real("beta", beta, low=0.0, low_inclusive=False)
+        self.bias_penalty = _check_real("bias_penalty", bias_penalty, low=0.0)
+
+    @classmethod
+    def from_labels(cls, X, y, variant="SwHb", kernel="linear", **kwargs) -> "Problem":
+        """Build a multiclass problem from 1-D labels; ``problem.classes`` holds the sorted labels
+        and column k of Y is ``classes[k]``."""
+        y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        classes, codes = np.unique(y, return_inverse=True)
+        Y = np.zeros((y.shape[0], classes.size))
+        Y[np.arange(y.shape[0]), codes] = 1.0
+        problem = cls(X, Y, variant, kernel, **kwargs)
+        problem.classes = classes
+        return problem
+
+    def replace(self, **hyperparameters) -> "Problem":
+        """A copy with other ``alpha``, ``beta`` or ``bias_penalty`` (and the same data, pairs and
+        kernel factorization, which are shared, not recomputed)."""
+        unknown = set(hyperparameters) - {"alpha", "beta", "bias_penalty"}
+        if unknown:
+            raise TypeError(f"replace() only changes alpha, beta and bias_penalty, got {sorted(unknown)}")
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        values = {k: hyperparameters.get(k, getattr(self, k)) for k in ("alpha", "beta", "bias_penalty")}
+        new._set_hyperparameters(**values)
+        return new
+
+    # --- derived quantities -------------------------------------------------------------------
+    @property
+    def is_kernel(self) -> bool:
+        return not (isinstance(self.kernel, str) and self.kernel == "linear")
+
+    @property
+    def hard_w(self) -> bool:
+        return self.variant.startswith("Hw")
+
+    @property
+    def hard_b(self) -> bool:
+        return self.variant.endswith("Hb")
+
+    @property
+    def cost(self) -> np.ndarray:
+        """c_p = β s_{i_p} for every pair."""
+        return self.beta * self.pairs.weight
+
+    @property
+    def coupling(self) -> np.ndarray:
+        """The K×K coupling matrix P of R(W) = ½ tr(W P Wᵀ)."""
+        return coupling_matrix(self.alpha, self.n_classes, self.hard_w)
+
+    @property
+    def coef_shape(self) -> tuple[int, int]:
+        """(M, K) for the linear formulation (W), (N, K) for kernels (A)."""
+        rows = self.n_samples if self.is_kernel else self.n_features
+        return rows, self.n_classes
+
+    @cached_property
+    def gram(self) -> np.ndarray:
+        """G_ij = κ(x_i, x_j) on the training set (kernel formulations only)."""
+        if not self.is_kernel:
+            raise AttributeError("gram is only defined for kernel formulations")
+        return self.kernel_matrix(self.X)
+
+    @property
+    def kernel_factor(self) -> KernelFactor:
+        """Checked eigen-factor G ≈ L Lᵀ (SPEC §4.2), computed once and shared by ``replace``."""
+        if self._factor is None:
+            self._factor = KernelFactor.from_gram(self.gram)
+        return self._factor
+
+    def kernel_matrix(self, X_new) -> np.ndarray:
+        """κ(X_new, X_train), shape (n, N); for ``"precomputed"`` X_new is returned checked."""
+        return kernel_matrix(self.kernel, X_new, self.X, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0, n_train=self.n_samples)
+
+    def __repr__(self) -> str:
+        kernel = self.kernel if isinstance(self.kernel, str) else getattr(self.kernel, "__name__", "callable")
+        return (f"Problem(N={self.n_samples}, M={self.n_features}, K={self.n_classes}, pairs={len(self.pairs)}, "
+                f"variant={self.variant!r}, kernel={kernel!r}, alpha={self.alpha:g}, beta={self.beta:g}, "
+                f"bias_penalty={self.bias_penalty:g})")

@@ -1,0 +1,25 @@
+"""``ovn_cvx.solve``: one entry point for every method."""
+from __future__ import annotations
+
+from .problem import Problem
+from .result import SolveResult
+
+METHODS = ("cvxpy", "mm")
+
+
+def solve(problem: Problem, method: str = "cvxpy", **options) -> SolveResult:
+    """Solve an OvN problem.
+
+    method="cvxpy": the reference; options ``solver`` ("CLARABEL" default, "ECOS", "OSQP", "SCS", ...),
+    ``form`` (kernels: "eigen" default, "coef"), ``formulation`` (re-use a compiled problem) and any
+    option of ``cvxpy.Problem.solve``. method="mm": the majorization-minimization solver.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be an ovn_cvx.Problem, got {type(problem).__name__}")
+    if method == "cvxpy":
+        from .solvers.cvxpy_solver import solve_cvxpy
+        return solve_cvxpy(problem, **options)
+    if method == "mm":
+        from .solvers.mm import solve_mm
+        return solve_mm(problem, **options)
+    raise ValueError(f"method must be one of {METHODS}, got {method!r}")

@@ -1,0 +1,63 @@
+"""The reference: the CVXPY formulations solved by a conic/QP solver (Clarabel, ECOS, OSQP, SCS, ...)."""
+from __future__ import annotations
+
+import time
+
+import cvxpy as cp
+import numpy as np
+
+from ..formulations import Formulation, build
+from ..objective import objective
+from ..problem import Problem
+from ..result import SolveResult
+
+DEFAULT_SOLVER = "CLARABEL"
+
+
+def check_solver(solver: str | None) -> str:
+    """Upper-cased CVXPY solver name; a clear error for unknown or not-installed solvers."""
+    if solver is None:
+        return DEFAULT_SOLVER
+    if not isinstance(solver, str):
+        raise TypeError(f"solver must be a string, got {type(solver).__name__}")
+    name = solver.upper()
+    installed = cp.installed_solvers()
+    if name not in installed:
+        known = name in {s.upper() for s in cp.settings.SOLVERS}
+        reason = "is not installed" if known else "is not a known CVXPY solver"
+        raise ValueError(f"solver {solver!r} {reason}; installed solvers: {', '.join(installed)}")
+    return name
+
+
+def solve_cvxpy(problem: Problem, solver: str | None = None, *, form: str | None = None,
+                formulation: Formulation | None = None, **options) -> SolveResult:
+    """Solve with CVXPY. ``options`` go to ``cvxpy.Problem.solve`` (hence to the solver).
+
+    Pass a ``formulation`` built for the same data to re-use its compiled problem (a sweep).
+    Solver errors and inaccurate statuses are returned as such, never as "optimal".
+    """
+    name = check_solver(solver)
+    if formulation is None:
+        formulation = build(problem, form)
+    else:
+        formulation.update(problem)
+    cvx = formulation.cvx
+    info = {"form": formulation.form}
+    start = time.perf_counter()
+    try:
+        cvx.solve(solver=name, **options)
+        status = cvx.status
+    except cp.error.SolverError as err:
+        status, info["error"] = "solver_error", str(err)
+    wall = time.perf_counter() - start
+    compile_time = float(getattr(cvx, "compilation_time", None) or 0.0)
+    stats = cvx.solver_stats if status != "solver_error" else None
+    solve_time = stats.solve_time if stats is not None and stats.solve_time is not None else wall - compile_time
+    coef, b = formulation.solution() if status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) \
+        else (None, None)
+    if coef is not None:
+        info["cvxpy_value"] = float(cvx.value)
+    value = objective(problem, coef, b) if coef is not None else np.nan
+    return SolveResult(problem=problem, coef=coef, b=b, objective=value, status=status, method="cvxpy",
+                       solver=name, solve_time=float(solve_time), compile_time=compile_time,
+                       iterations=getattr(stats, "num_iters", None), info=info)
