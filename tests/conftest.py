@@ -1,0 +1,30 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from ovn_cvx.verify.suite import make_data
+
+
+@pytest.fixture(scope="session")
+def multiclass_data():
+    return make_data("multiclass", n_samples=45, n_features=3, n_classes=3, seed=11)
+
+
+@pytest.fixture(scope="session")
+def multilabel_data():
+    """Multilabel with an unlabeled last row, sample weights and one known-negative (−1) entry."""
+    X, Y = make_data("multilabel", n_samples=48, n_features=4, n_classes=4, seed=12)
+    assert not Y[-1].any()
+    Y = Y.copy()
+    Y[0, np.flatnonzero(Y[0] == 0)[0]] = -1.0
+    weights = np.random.default_rng(3).uniform(0.5, 2.0, size=X.shape[0])
+    return X, Y, weights
+
+
+@pytest.fixture(autouse=True)
+def _no_alpha_warning_noise():
+    # Hard-w variants warn when given alpha != 0; tests that care use pytest.warns explicitly.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="alpha=.* is ignored")
+        yield

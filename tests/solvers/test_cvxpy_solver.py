@@ -1,0 +1,65 @@
+"""The CVXPY back end: result fields, statuses surfaced honestly, solver selection errors."""
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+import ovn_cvx
+from ovn_cvx import Problem
+
+
+def test_result_fields_and_decision_function(multiclass_data):
+    X, Y = multiclass_data
+    r = ovn_cvx.solve(Problem(X, Y, "SwHb", alpha=0.2), solver="clarabel")
+    assert (r.method, r.solver, r.status, r.success) == ("cvxpy", "CLARABEL", "optimal", True)
+    assert r.coef.shape == (3, 3) and r.b.shape == (3,)
+    assert r.solve_time > 0 and r.compile_time > 0 and r.iterations > 0
+    X_new = X[:5] + 0.1
+    np.testing.assert_allclose(r.decision_function(X_new), X_new @ r.coef + r.b)
+    with pytest.raises(ValueError, match="X has 2 features"):
+        r.decision_function(X_new[:, :2])
+
+
+def test_kernel_decision_function_uses_the_training_kernel(multiclass_data):
+    X, Y = multiclass_data
+    r = ovn_cvx.solve(Problem(X, Y, "HwHb", "rbf", gamma=0.3))
+    X_new = X[:4] + 0.05
+    np.testing.assert_allclose(r.decision_function(X_new), rbf_kernel(X_new, X, gamma=0.3) @ r.coef + r.b)
+    pre = ovn_cvx.solve(Problem(rbf_kernel(X, gamma=0.3), Y, "HwHb", "precomputed"))
+    np.testing.assert_allclose(pre.decision_function(rbf_kernel(X_new, X, gamma=0.3)), r.decision_function(X_new),
+                               atol=1e-6)
+
+
+def test_iteration_limit_is_not_reported_as_optimal(multilabel_data):
+    X, Y, _ = multilabel_data
+    r = ovn_cvx.solve(Problem(X, Y, "SwSb", alpha=0.5), solver="OSQP", max_iter=3, polishing=False)
+    assert r.status != "optimal" and not r.success
+
+
+def test_solver_error_is_a_status_not_an_exception(multiclass_data, monkeypatch):
+    import cvxpy as cp
+
+    def fail(self, *args, **kwargs):
+        raise cp.error.SolverError("simulated failure")
+
+    monkeypatch.setattr(cp.Problem, "solve", fail)
+    r = ovn_cvx.solve(Problem(*multiclass_data))
+    assert r.status == "solver_error" and not r.success and r.coef is None and np.isnan(r.objective)
+    with pytest.raises(RuntimeError, match="simulated failure"):
+        r.decision_function(multiclass_data[0])
+
+
+@pytest.mark.parametrize("solver, match", [("GUROBI_NOT_HERE", "not a known CVXPY solver"),
+                                           ("MOSEK", "is not installed; installed solvers: .*CLARABEL")])
+def test_unknown_or_missing_solver_lists_the_installed_ones(multiclass_data, solver, match):
+    import cvxpy as cp
+    if solver in cp.installed_solvers():
+        pytest.skip(f"{solver} is installed here")
+    with pytest.raises(ValueError, match=match):
+        ovn_cvx.solve(Problem(*multiclass_data), solver=solver)
+
+
+def test_bad_method_and_problem_type(multiclass_data):
+    with pytest.raises(ValueError, match="method must be one of"):
+        ovn_cvx.solve(Problem(*multiclass_data), method="newton")
+    with pytest.raises(TypeError, match="problem must be an ovn_cvx.Problem"):
+        ovn_cvx.solve(multiclass_data)

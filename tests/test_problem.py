@@ -1,0 +1,107 @@
+"""Validation of the problem model: every bad input raises a clear error naming what is wrong."""
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+from ovn_cvx import Problem, alpha_interval
+
+X = np.random.default_rng(0).normal(size=(9, 2))
+Y = np.eye(3)[np.arange(9) % 3]
+
+
+def test_pairs_are_the_nonzero_entries_in_class_major_order():
+    Ym = Y.copy()
+    Ym[0, 1] = 1.0
+    Ym[1, 2] = -1.0
+    p = Problem(X, Ym, beta=2.0, sample_weight=np.arange(1, 10))
+    rows, cols = np.nonzero(Ym)
+    assert len(p.pairs) == rows.size == 11
+    assert set(zip(p.pairs.sample, p.pairs.label)) == set(zip(rows, cols))
+    assert np.all(np.diff(p.pairs.label) >= 0)
+    np.testing.assert_array_equal(p.pairs.sign, Ym[p.pairs.sample, p.pairs.label])
+    np.testing.assert_array_equal(p.cost, 2.0 * (p.pairs.sample + 1))
+
+
+def test_from_labels_one_hot_with_sorted_classes():
+    p = Problem.from_labels(X, np.array(["b", "a", "c"] * 3))
+    assert list(p.classes) == ["a", "b", "c"]
+    assert p.Y.shape == (9, 3) and (p.Y.sum(axis=1) == 1).all() and p.Y[0, 1] == 1
+
+
+@pytest.mark.parametrize("K, interval", [(2, (-1.0, 1.0)), (5, (-0.25, 1.0))])
+def test_alpha_interval(K, interval):
+    assert alpha_interval(K) == pytest.approx(interval)
+
+
+def test_replace_shares_data_and_validates():
+    p = Problem(X, Y, "SwHb", "rbf", alpha=0.1)
+    q = p.replace(beta=3.0, alpha=-0.2)
+    assert q.X is p.X and q.kernel_factor is p.kernel_factor and (q.beta, q.alpha) == (3.0, -0.2)
+    assert p.beta == 1.0
+    with pytest.raises(ValueError, match="alpha"):
+        p.replace(alpha=-0.5)
+    with pytest.raises(TypeError, match="replace"):
+        p.replace(variant="HwHb")
+
+
+def test_hard_w_warns_that_alpha_is_ignored():
+    with pytest.warns(UserWarning, match="ignored"):
+        Problem(X, Y, "HwSb", alpha=0.3)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(X=np.where(np.eye(9, 2) == 1, np.nan, X)), ValueError, "NaN"),
+    (dict(X=np.where(np.eye(9, 2) == 1, np.inf, X)), ValueError, "infinity"),
+    (dict(Y=np.where(np.eye(9, 3) == 1, np.nan, Y)), ValueError, "NaN"),
+    (dict(Y=Y[:8]), ValueError, "same number of rows"),
+    (dict(Y=2 * Y), ValueError, "only -1, 0 and 1"),
+    (dict(Y=Y[:, :1]), ValueError, "at least 2 classes"),
+    (dict(Y=np.c_[Y, np.zeros(9)]), ValueError, r"class\(es\) \[3\].*no member"),
+    (dict(Y=np.c_[Y, -np.ones(9)]), ValueError, r"class\(es\) \[3\].*no member"),
+    (dict(Y=Y[:, 0]), ValueError, "2-D membership"),
+    (dict(alpha=-0.5), ValueError, r"open interval \(-0.5, 1\)"),
+    (dict(alpha=1.0), ValueError, r"open interval"),
+    (dict(alpha=np.inf), ValueError, "alpha must be finite"),
+    (dict(alpha="0.1"), TypeError, "alpha must be a real number"),
+    (dict(beta=0.0), ValueError, "beta must be > 0"),
+    (dict(beta=-1.0), ValueError, "beta must be > 0"),
+    (dict(bias_penalty=-0.1), ValueError, "bias_penalty must be >= 0"),
+    (dict(variant="SwXb"), ValueError, "variant must be one of"),
+    (dict(kernel="cosine"), ValueError, "kernel must be one of"),
+    (dict(kernel="rbf", gamma=-1.0), ValueError, "gamma must be"),
+    (dict(sample_weight=np.ones(8)), ValueError, r"sample_weight must have shape \(9,\)"),
+    (dict(sample_weight=np.r_[np.ones(8), 0.0]), ValueError, "sample_weight must be > 0"),
+    (dict(sample_weight=np.r_[np.ones(8), np.nan]), ValueError, "NaN"),
+])
+def test_bad_input_raises(kwargs, error, match):
+    args = dict(X=X, Y=Y, variant="SwHb", kernel="linear")
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        Problem(args.pop("X"), args.pop("Y"), args.pop("variant"), args.pop("kernel"), **args)
+
+
+G = rbf_kernel(X)
+
+
+@pytest.mark.parametrize("gram, match", [
+    (G[:, :5], "square kernel matrix"),
+    (G + np.triu(np.full((9, 9), 0.1), 1), "not symmetric"),
+    (G - 2 * np.eye(9), "not positive semidefinite"),
+    (np.zeros((9, 9)), "no positive eigenvalue"),
+])
+def test_bad_precomputed_kernel_raises(gram, match):
+    with pytest.raises(ValueError, match=match):
+        Problem(gram, Y, kernel="precomputed")
+
+
+def test_bad_kernel_callable_raises():
+    with pytest.raises(ValueError, match="returned shape"):
+        Problem(X, Y, kernel=lambda A, B: A @ B.T[:, :2])
+    with pytest.raises(ValueError, match="not positive semidefinite"):
+        Problem(X, Y, kernel=lambda A, B: (A @ B.T) ** 2 - 1.0)
+
+
+def test_precomputed_kernel_prediction_needs_training_columns():
+    p = Problem(G, Y, kernel="precomputed")
+    with pytest.raises(ValueError, match=r"shape \(n, 9\)"):
+        p.kernel_matrix(G[:, :4])
