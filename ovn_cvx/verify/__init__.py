@@ -1,4 +1,10 @@
-"""Verification: solvers against the CVXPY reference, identities, and reports."""
-from .suite import DEFAULT_SUITE, SuiteCase, make_data
+"""Verification: solvers against the CVXPY reference and the KKT certificate, identities, and reports."""
+from .checks import (CheckResult, bias_limit, binary_equivalence, invariants, kkt_check, linear_kernel_consistency,
+                     reference_agreement)
+from .comparison import compare
+from .runner import SuiteReport, run_suite
+from .suite import DEFAULT_BINARY, DEFAULT_SUITE, FULL_BINARY, FULL_SUITE, BinaryCase, SuiteCase, make_data
 
-__all__ = ["DEFAULT_SUITE", "SuiteCase", "make_data"]
+__all__ = ["CheckResult", "DEFAULT_BINARY", "DEFAULT_SUITE", "FULL_BINARY", "FULL_SUITE", "BinaryCase", "SuiteCase",
+           "SuiteReport", "bias_limit", "binary_equivalence", "compare", "invariants", "kkt_check",
+           "linear_kernel_consistency", "make_data", "reference_agreement", "run_suite"]

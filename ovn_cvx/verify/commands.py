@@ -1,41 +1,84 @@
-"""``ovn-cvx verify``: the reference on the built-in suite, every solver, a table of objectives and statuses.
+"""``ovn-cvx verify`` and ``ovn-cvx compare``.
 
-Exit status 1 when a solver fails or disagrees with Clarabel beyond the SPEC §10 tolerance.
+``verify`` runs the suite (default: small, about a minute at most; ``--full``: larger problems) with every
+check, prints the solver-comparison table and the checks, optionally writes the reports (``--out DIR``:
+report.md, comparison.csv, summary.csv, checks.csv, report.json) and exits with status 1 when the suite
+fails (see :mod:`ovn_cvx.verify.runner`). ``compare`` prints the solver-comparison report only.
 """
 from __future__ import annotations
 
+import sys
+
 import pandas as pd
 
-from ..solve import solve
-from .suite import DEFAULT_SUITE
-
-# SPEC §10: |ΔF| / max(1, |F|) against Clarabel
-TOLERANCE = {"CLARABEL": 1e-6, "ECOS": 1e-6, "OSQP": 1e-4, "SCS": 1e-3}
+from ..problem import VARIANTS
+from .runner import KINDS, run_suite
+from .suite import DEFAULT_BINARY, DEFAULT_SUITE, FULL_BINARY, FULL_SUITE
 
 
-def run_reference_table(solvers=tuple(TOLERANCE)) -> pd.DataFrame:
-    rows = []
-    for case in DEFAULT_SUITE:
-        for variant, problem in case.problems():
-            results = {s: solve(problem, solver=s) for s in solvers}
-            ref = results["CLARABEL"].objective if "CLARABEL" in results else None
-            for s, r in results.items():
-                gap = abs(r.objective - ref) / max(1.0, abs(ref)) if ref is not None else float("nan")
-                rows.append({"problem": case.name, "variant": variant, "solver": s, "status": r.status,
-                             "objective": r.objective, "rel_gap_vs_clarabel": gap,
-                             "passed": r.success and not gap > TOLERANCE.get(s, 1e-3)})
-    return pd.DataFrame(rows)
+def _print_frame(frame: pd.DataFrame) -> None:
+    with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200,
+                           "display.float_format", "{:.3g}".format):
+        print(frame.to_string(index=False) if len(frame) else "(none)")
 
 
-def _run(args) -> int:
-    table = run_reference_table()
-    with pd.option_context("display.max_rows", None, "display.width", 160):
-        print(table.to_string(index=False))
-    failed = int((~table["passed"]).sum())
-    print(f"\n{len(table) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+def _run_suite(args, identities: bool):
+    report = run_suite(FULL_SUITE if args.full else DEFAULT_SUITE, solvers=args.solvers,
+                       formulations=args.formulations, binary=FULL_BINARY if args.full else DEFAULT_BINARY,
+                       identities=identities, progress=not args.no_progress)
+    for method, reason in report.unavailable.items():
+        print(f"warning: {method} skipped — {reason}", file=sys.stderr)
+    print(f"ovn_cvx solver comparison — {report.machine['date']}, {report.machine['platform']}, "
+          f"cvxpy {report.machine['versions']['cvxpy']}")
+    _print_frame(report.summary())
+    return report
+
+
+def _finish(args, report) -> int:
+    if args.out:
+        paths = report.write(args.out)
+        print("reports written: " + ", ".join(str(p) for p in paths.values()))
+    failures = report.failures()
+    print(f"\n{'PASSED' if not failures else 'FAILED'} in {report.elapsed:.1f} s" +
+          (f": {len(failures)} failure(s)" if failures else ""))
+    for line in failures:
+        print(f"  {line}")
+    return 1 if failures else 0
+
+
+def _verify(args) -> int:
+    report = _run_suite(args, identities=True)
+    print("\nChecks:")
+    _print_frame(report.check_summary())
+    return _finish(args, report)
+
+
+def _compare(args) -> int:
+    report = _run_suite(args, identities=False)
+    if args.details:
+        print("\nPer problem:")
+        _print_frame(report.comparison[["case", "formulation", "method", "status", "checked_success", "certified",
+                                        "rel_gap", "max_df", "kkt_residual", "wall_time"]])
+    return _finish(args, report)
+
+
+def _add_common(p) -> None:
+    p.add_argument("--full", action="store_true", help="the larger suite (more K, M, N, medium sizes, kernels)")
+    p.add_argument("--solvers", nargs="+", metavar="SOLVER",
+                   help="CVXPY solvers and/or MM (default: CLARABEL ECOS OSQP SCS MM); each runs at the "
+                        "default and the high-accuracy preset")
+    p.add_argument("--formulations", nargs="+", metavar="F",
+                   help=f"select problems by variant {VARIANTS}, kind {KINDS} or '<kind>-<variant>'")
+    p.add_argument("--out", metavar="DIR", help="write report.md, comparison.csv, summary.csv, checks.csv, "
+                                                "report.json into DIR")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (shown when tqdm is installed)")
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("verify", help="check every formulation and solver against the reference")
-    p.set_defaults(run=_run)
+    p = subparsers.add_parser("verify", help="check every formulation and solver: reference, KKT, identities")
+    _add_common(p)
+    p.set_defaults(run=_verify)
+    p = subparsers.add_parser("compare", help="solver-comparison report (success, correct rate, time, residuals)")
+    _add_common(p)
+    p.add_argument("--details", action="store_true", help="also print one row per problem and method")
+    p.set_defaults(run=_compare)

@@ -54,4 +54,46 @@ DEFAULT_SUITE = (
     SuiteCase("ml-K4", "multilabel", 70, 5, 4, seed=1),
     SuiteCase("mc-K3-rbf", "multiclass", 60, 4, 3, kernel="rbf", seed=2),
     SuiteCase("ml-K4-rbf", "multilabel", 70, 5, 4, kernel="rbf", seed=1),
+    SuiteCase("mc-K5", "multiclass", 100, 6, 5, seed=3),
+    SuiteCase("ml-K3-N150", "multilabel", 150, 8, 3, seed=4),
+)
+
+
+FULL_SUITE = DEFAULT_SUITE + (
+    SuiteCase("mc-K2", "multiclass", 80, 3, 2, seed=3),
+    SuiteCase("mc-K5-N150", "multiclass", 150, 8, 5, seed=4),
+    SuiteCase("ml-K3", "multilabel", 90, 6, 3, seed=5),
+    SuiteCase("ml-K5", "multilabel", 160, 10, 5, seed=6),
+    SuiteCase("mc-K4-N400", "multiclass", 400, 10, 4, seed=7),
+    SuiteCase("ml-K4-N300", "multilabel", 300, 12, 4, seed=8),
+    SuiteCase("mc-K3-poly", "multiclass", 80, 3, 3, kernel="poly", seed=9),
+    SuiteCase("ml-K5-rbf-N200", "multilabel", 200, 6, 5, kernel="rbf", seed=10),
+)
+
+
+@dataclass(frozen=True)
+class BinaryCase:
+    """Two overlapping blobs for the SVC equivalence (SPEC §7): non-separable, so that the factor 2 in
+    C = β/2 matters."""
+
+    name: str
+    n_samples: int
+    n_features: int
+    kernel: str = "linear"
+    beta: float = 1.0
+    seed: int = 0
+
+    def data(self):
+        X, Y = make_data("multiclass", self.n_samples, self.n_features, 2, self.seed, separation=1.0)
+        return X, np.where(Y[:, 0] == 1, 1, -1)
+
+
+DEFAULT_BINARY = (
+    BinaryCase("bin-linear", 60, 4, seed=3),
+    BinaryCase("bin-rbf", 60, 4, kernel="rbf", seed=4),
+)
+FULL_BINARY = DEFAULT_BINARY + (
+    BinaryCase("bin-linear-b0.5", 120, 5, beta=0.5, seed=5),
+    BinaryCase("bin-linear-b10", 120, 5, beta=10.0, seed=6),
+    BinaryCase("bin-rbf-b10", 120, 5, kernel="rbf", beta=10.0, seed=7),
 )

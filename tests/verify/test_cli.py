@@ -1,0 +1,86 @@
+"""``ovn-cvx verify`` / ``ovn-cvx compare``: exit status, --out files, selection, unavailable solvers."""
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ovn_cvx.cli import main
+from ovn_cvx.verify import comparison as compare_module
+
+
+def test_verify_passes_and_writes_reports(tiny_suite, tmp_path, capsys):
+    out = tmp_path / "reports"
+    status = main(["verify", "--solvers", "CLARABEL", "MM", "--formulations", "SwHb", "kernel-HwSb",
+                   "--out", str(out), "--no-progress"])
+    text = capsys.readouterr().out
+    assert status == 0
+    assert "PASSED" in text and "CLARABEL:high" in text and "binary_equivalence" not in text  # HwHb not selected
+    comparison = pd.read_csv(out / "comparison.csv")
+    assert set(comparison["formulation"]) == {"linear-SwHb", "kernel-SwHb", "kernel-HwSb"}
+    assert set(comparison["method"]) == {"CLARABEL:default", "CLARABEL:high", "MM"}
+    assert comparison["checked_success"].all()
+    checks = pd.read_csv(out / "checks.csv")
+    assert checks.columns.tolist() == ["case", "formulation", "check", "measure", "value", "tolerance", "passed"]
+    assert checks["passed"].all() and {"kkt", "invariants", "bias_limit"} <= set(checks["check"])
+    report = json.loads((out / "report.json").read_text())
+    assert report["passed"] and {"summary", "comparison", "checks", "machine"} <= set(report)
+    assert (out / "report.md").read_text().startswith("# ovn_cvx verification report")
+
+
+def test_verify_exits_1_when_a_check_fails(tiny_suite, monkeypatch, capsys):
+    real = compare_module.run_method
+
+    def lying(problem, method):  # the high-accuracy ECOS result is silently wrong
+        result, note = real(problem, method)
+        if method.label == "ECOS:high":
+            result = dataclasses.replace(result, coef=result.coef * 1.05)
+        return result, note
+
+    monkeypatch.setattr(compare_module, "run_method", lying)
+    status = main(["verify", "--solvers", "CLARABEL", "ECOS", "--formulations", "linear-HwHb", "--no-progress"])
+    text = capsys.readouterr().out
+    assert status == 1
+    assert "FAILED" in text and "ECOS:high claims 'optimal' but fails its checks" in text
+
+
+def test_unavailable_solver_is_reported_and_others_run(tiny_suite, capsys):
+    status = main(["verify", "--solvers", "GUROBI", "CLARABEL", "--formulations", "linear-SwSb", "--no-progress"])
+    captured = capsys.readouterr()
+    assert status == 0
+    assert "GUROBI:default skipped" in captured.err and "not installed" in captured.err
+    assert "CLARABEL:default" in captured.out
+
+
+def test_only_unavailable_solvers_fail(tiny_suite, capsys):
+    assert main(["compare", "--solvers", "MOSEK", "--formulations", "linear-SwSb", "--no-progress"]) == 1
+    captured = capsys.readouterr()
+    assert "MOSEK:high skipped" in captured.err and "no method could run" in captured.out
+
+
+def test_compare_prints_the_report(tiny_suite, capsys):
+    status = main(["compare", "--solvers", "CLARABEL", "OSQP", "--formulations", "HwHb", "--details",
+                   "--no-progress"])
+    text = capsys.readouterr().out
+    assert status == 0
+    for column in ("success_rate", "correct_rate", "time_sgm", "max_kkt_residual", "OSQP:high", "Per problem"):
+        assert column in text
+
+
+def test_bad_formulation_is_an_error(tiny_suite):
+    with pytest.raises(ValueError, match="formulations"):
+        main(["verify", "--formulations", "XwYb"])
+
+
+def test_console_script_smoke(tmp_path):
+    exe = shutil.which("ovn-cvx") or str(__import__("pathlib").Path(sys.executable).with_name("ovn-cvx"))
+    done = subprocess.run([exe, "verify", "--solvers", "CLARABEL", "--formulations", "linear-HwHb", "--no-progress",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASSED" in done.stdout
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert np.isclose(summary["success_rate"], 1).all()
