@@ -38,7 +38,7 @@ def coupling_matrix(alpha: float, n_classes: int, hard_w: bool) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Pairs:
-    """The hinge terms: pair p is (sample[p], label[p]) with sign[p] = ±1 and weight[p] = s_i.
+    """The hinge terms: pair p is (sample[p], label[p]) with sign[p] = ±1 and weight[p] = s_i v_k.
 
     Pairs are sorted by class, then by sample, so ``label`` is non-decreasing.
     The cost of a pair is ``beta * weight``.
@@ -63,6 +63,17 @@ def _check_real(name, value, *, low=None, low_inclusive=True):
         op = ">=" if low_inclusive else ">"
         raise ValueError(f"{name} must be {op} {low}, got {value}")
     return value
+
+
+def _positive_weights(name, weights, size):
+    if weights is None:
+        return np.ones(size)
+    w = check_array(weights, dtype=np.float64, ensure_2d=False, input_name=name)
+    if w.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), got {w.shape}")
+    if (w <= 0).any():
+        raise ValueError(f"{name} must be > 0 for every entry")
+    return w
 
 
 class Problem:
@@ -91,11 +102,15 @@ class Problem:
         Kernel parameters as in ``sklearn.metrics.pairwise``; ``gamma=None`` means ``"scale"``,
         1 / (M · Var X), as in ``SVC``.
     sample_weight : array-like of shape (N,), optional
-        Positive weights s_i; the cost of a pair is β s_i.
+        Positive weights s_i.
+    label_weight : array-like of shape (K,), optional
+        Positive per-class weights v_k (e.g. class weights of a multilabel problem); the cost of a pair is
+        c_p = β s_{i_p} v_{k_p}.
     """
 
     def __init__(self, X, Y, variant="SwHb", kernel="linear", *, alpha=0.0, beta=1.0,
-                 bias_penalty=1.0, gamma=None, degree=3, coef0=0.0, sample_weight=None):
+                 bias_penalty=1.0, gamma=None, degree=3, coef0=0.0, sample_weight=None,
+                 label_weight=None):
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         validate_kernel(kernel)
@@ -125,17 +140,10 @@ class Problem:
         self.n_samples, self.n_classes = Y.shape
         self.n_features = X.shape[1]
 
-        if sample_weight is None:
-            s = np.ones(self.n_samples)
-        else:
-            s = check_array(sample_weight, dtype=np.float64, ensure_2d=False, input_name="sample_weight")
-            if s.shape != (self.n_samples,):
-                raise ValueError(f"sample_weight must have shape ({self.n_samples},), got {s.shape}")
-            if (s <= 0).any():
-                raise ValueError("sample_weight must be > 0 for every sample")
-        self.sample_weight = s
+        self.sample_weight = s = _positive_weights("sample_weight", sample_weight, self.n_samples)
+        self.label_weight = v = _positive_weights("label_weight", label_weight, self.n_classes)
         label, sample = np.nonzero(Y.T)  # class-major order
-        self.pairs = Pairs(sample=sample, label=label, sign=Y[sample, label], weight=s[sample])
+        self.pairs = Pairs(sample=sample, label=label, sign=Y[sample, label], weight=s[sample] * v[label])
         self._set_hyperparameters(alpha, beta, bias_penalty)
         self._factor: KernelFactor | None = None
         if self.is_kernel:
@@ -196,7 +204,7 @@ class Problem:
 
     @property
     def cost(self) -> np.ndarray:
-        """c_p = β s_{i_p} for every pair."""
+        """c_p = β s_{i_p} v_{k_p} for every pair."""
         return self.beta * self.pairs.weight
 
     @property

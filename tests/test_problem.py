@@ -22,6 +22,11 @@ def test_pairs_are_the_nonzero_entries_in_class_major_order():
     np.testing.assert_array_equal(p.cost, 2.0 * (p.pairs.sample + 1))
 
 
+def test_label_weight_multiplies_the_pair_cost():
+    p = Problem(X, Y, beta=0.5, sample_weight=np.arange(1, 10), label_weight=[1.0, 2.0, 4.0])
+    np.testing.assert_array_equal(p.cost, 0.5 * (p.pairs.sample + 1) * np.array([1.0, 2.0, 4.0])[p.pairs.label])
+
+
 def test_from_labels_one_hot_with_sorted_classes():
     p = Problem.from_labels(X, np.array(["b", "a", "c"] * 3))
     assert list(p.classes) == ["a", "b", "c"]
@@ -72,6 +77,8 @@ def test_hard_w_warns_that_alpha_is_ignored():
     (dict(sample_weight=np.ones(8)), ValueError, r"sample_weight must have shape \(9,\)"),
     (dict(sample_weight=np.r_[np.ones(8), 0.0]), ValueError, "sample_weight must be > 0"),
     (dict(sample_weight=np.r_[np.ones(8), np.nan]), ValueError, "NaN"),
+    (dict(label_weight=np.ones(2)), ValueError, r"label_weight must have shape \(3,\)"),
+    (dict(label_weight=np.array([1.0, -1.0, 1.0])), ValueError, "label_weight must be > 0"),
 ])
 def test_bad_input_raises(kwargs, error, match):
     args = dict(X=X, Y=Y, variant="SwHb", kernel="linear")
