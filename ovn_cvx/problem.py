@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
-from .kernels import KernelFactor, kernel_matrix, validate_kernel
+from .kernels import KernelFactor, check_gram, kernel_matrix, validate_kernel
 
 VARIANTS = ("SwSb", "SwHb", "HwSb", "HwHb")
 
@@ -145,9 +145,9 @@ class Problem:
         label, sample = np.nonzero(Y.T)  # class-major order
         self.pairs = Pairs(sample=sample, label=label, sign=Y[sample, label], weight=s[sample] * v[label])
         self._set_hyperparameters(alpha, beta, bias_penalty)
-        self._factor: KernelFactor | None = None
+        self._shared: dict = {}  # lazily computed, data-only quantities; the same dict in every replace() copy
         if self.is_kernel:
-            self.kernel_factor  # validates the kernel matrix (square, symmetric, PSD) up front
+            check_gram(self.gram)  # square, symmetric, PSD: rejected up front
 
     def _set_hyperparameters(self, alpha, beta, bias_penalty):
         alpha = _check_real("alpha", alpha)
@@ -227,10 +227,21 @@ class Problem:
 
     @property
     def kernel_factor(self) -> KernelFactor:
-        """Checked eigen-factor G ≈ L Lᵀ (SPEC §4.2), computed once and shared by ``replace``."""
-        if self._factor is None:
-            self._factor = KernelFactor.from_gram(self.gram)
-        return self._factor
+        """Eigen-factor G ≈ L Lᵀ (SPEC §4.2), computed on first use and shared by ``replace``."""
+        if "factor" not in self._shared:
+            self._shared["factor"] = KernelFactor.from_gram(self.gram)
+        return self._shared["factor"]
+
+    @property
+    def rank_bound(self) -> int:
+        """An upper bound on the rank of the features: M (linear), N for "rbf" (the Gaussian kernel is strictly
+        positive definite, so G has full rank for distinct points: no factorization needed to know it), and
+        the eigen-factor's rank otherwise."""
+        if not self.is_kernel:
+            return self.n_features
+        if isinstance(self.kernel, str) and self.kernel == "rbf":
+            return self.n_samples
+        return self.kernel_factor.rank
 
     def kernel_matrix(self, X_new) -> np.ndarray:
         """κ(X_new, X_train), shape (n, N); for ``"precomputed"`` X_new is returned checked."""

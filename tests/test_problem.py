@@ -93,12 +93,19 @@ G = rbf_kernel(X)
 @pytest.mark.parametrize("gram, match", [
     (G[:, :5], "square kernel matrix"),
     (G + np.triu(np.full((9, 9), 0.1), 1), "not symmetric"),
-    (G - 2 * np.eye(9), "not positive semidefinite"),
+    (G - 0.5 * np.eye(9), "not positive semidefinite"),
+    (G - 2 * np.eye(9), "no positive eigenvalue"),
     (np.zeros((9, 9)), "no positive eigenvalue"),
 ])
 def test_bad_precomputed_kernel_raises(gram, match):
     with pytest.raises(ValueError, match=match):
         Problem(gram, Y, kernel="precomputed")
+
+
+def test_rank_bound():
+    assert Problem(X, Y).rank_bound == 2
+    assert Problem(X, Y, kernel="rbf").rank_bound == 9
+    assert Problem(X, Y, kernel=lambda A, B: A @ B.T).rank_bound == 2  # from the eigen-factor
 
 
 def test_bad_kernel_callable_raises():
@@ -112,3 +119,19 @@ def test_precomputed_kernel_prediction_needs_training_columns():
     p = Problem(G, Y, kernel="precomputed")
     with pytest.raises(ValueError, match=r"shape \(n, 9\)"):
         p.kernel_matrix(G[:, :4])
+
+
+@pytest.mark.parametrize("n", [9, 150])  # the largest eigenvalue by eigvalsh (small n) and by Lanczos
+def test_psd_check_threshold_is_relative_to_the_largest_eigenvalue(n):
+    Xn = np.random.default_rng(1).normal(size=(n, 3))
+    Gn = rbf_kernel(Xn, gamma=0.2)
+    s, U = np.linalg.eigh(Gn)
+    Yn = np.eye(3)[np.arange(n) % 3]
+    for depth, ok in [(1e-10, True), (1e-6, False)]:  # SPEC §4.2: reject below −1e-8 · λ_max
+        bent = Gn - (s[0] + depth * s[-1]) * np.outer(U[:, 0], U[:, 0])
+        bent = 0.5 * (bent + bent.T)
+        if ok:
+            Problem(bent, Yn, kernel="precomputed")
+        else:
+            with pytest.raises(ValueError, match="not positive semidefinite"):
+                Problem(bent, Yn, kernel="precomputed")

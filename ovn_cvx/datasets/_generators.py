@@ -1,0 +1,126 @@
+"""Two-dimensional toy data for the paper's illustrations; deterministic for a given ``random_state``.
+
+The paper (Shajari & Rangarajan) is not available to this project, so the constructions below are our own
+and documented as such: they reproduce the *kind* of picture the paper describes, not its exact data.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import sklearn.datasets
+from sklearn.utils import check_random_state
+
+#: centres of the two training label sets of :func:`make_unseen_labelset`
+UNSEEN_CENTRES = {(1, 0): (2.0, -2.0), (1, 1): (2.0, 2.0)}
+
+#: test points of :func:`make_unseen_labelset` and the label set each should get. The third one, (0, 4),
+#: lies beyond the [1, 1] cluster in the direction of label 2 only: the intended prediction is the label
+#: set [0, 1], which never occurs in the training data.
+UNSEEN_TEST_POINTS = np.array([[2.0, -2.0], [2.0, 2.0], [0.0, 4.0]])
+UNSEEN_TEST_LABELS = np.array([[1, 0], [1, 1], [0, 1]])
+
+
+def _check_count(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_nonnegative(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def make_unseen_labelset(n_samples: int = 40, *, noise: float = 0.3, random_state=None):
+    """Multilabel toy whose training label sets are only [1, 0] and [1, 1] (two labels).
+
+    Construction (ours; the paper's data are not available): half of the patterns (the first
+    ``n_samples // 2``) are labelled [1, 0] and drawn from N((2, −2), noise² I), the others are labelled
+    [1, 1] and drawn from N((2, 2), noise² I). Label 1 is therefore "every pattern" and label 2 "the upper
+    cluster". OvN learns one weight vector per label relative to the origin: w_1 points along the first
+    axis (towards both clusters), w_2 towards the upper cluster, so a point such as (0, 4) — beyond the
+    upper cluster in the direction of w_2 but not of w_1 — can receive the label set [0, 1], which no
+    training pattern has. ``UNSEEN_TEST_POINTS``/``UNSEEN_TEST_LABELS`` give three test points and the
+    intended label sets. Whether OvN reproduces [0, 1] at (0, 4) depends on α (α < 0 rewards aligned weight
+    vectors and shrinks the [0, 1] region) and on the geometry; see the README ("Datasets") for the
+    measured range of α.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, 2)
+    Y : ndarray of shape (n_samples, 2), int 0/1 indicator matrix
+    """
+    n_samples = _check_count("n_samples", n_samples, 2)
+    noise = _check_nonnegative("noise", noise)
+    rng = check_random_state(random_state)
+    counts = (n_samples // 2, n_samples - n_samples // 2)
+    X = np.vstack([rng.normal(centre, noise, size=(count, 2)) if noise > 0 else np.tile(centre, (count, 1))
+                   for centre, count in zip(UNSEEN_CENTRES.values(), counts)])
+    Y = np.vstack([np.tile(labels, (count, 1)) for labels, count in zip(UNSEEN_CENTRES, counts)])
+    return X, Y.astype(np.int64)
+
+
+def make_hourglass(n_samples: int = 200, *, margin: float = 0.05, noise: float = 0.0, random_state=None):
+    """Two-class "hourglass": class 1 fills the two vertical cones |x₂| > |x₁| of the square [−1, 1]²
+    (an hourglass standing on its tip), class 0 the two horizontal cones |x₂| < |x₁|.
+
+    Construction (ours): points uniform on the square, points closer than ``margin`` to the diagonals
+    |x₂| = |x₁| rejected (a gap between the classes), then Gaussian noise of standard deviation ``noise``
+    added. Each class occupies two opposite cones meeting at the origin, so no linear OvN weight vector
+    (a half-plane through the data) can represent it; a kernel (e.g. RBF or the degree-2 polynomial
+    x₂² − x₁²) is needed. The classes are balanced in expectation (equal areas).
+
+    Returns ``X`` (n_samples, 2) and ``y`` (n_samples,) int in {0, 1}.
+    """
+    n_samples = _check_count("n_samples", n_samples, 1)
+    margin = _check_nonnegative("margin", margin)
+    noise = _check_nonnegative("noise", noise)
+    if margin >= 1 / np.sqrt(2):
+        raise ValueError(f"margin must be < 1/sqrt(2) (the gap would cover the square), got {margin}")
+    rng = check_random_state(random_state)
+    X = np.empty((0, 2))
+    while X.shape[0] < n_samples:  # rejection sampling; the accepted fraction is (1 - sqrt(2) margin)^2
+        batch = rng.uniform(-1.0, 1.0, size=(2 * n_samples, 2))
+        distance = np.abs(np.abs(batch[:, 1]) - np.abs(batch[:, 0])) / np.sqrt(2)
+        X = np.vstack([X, batch[distance >= margin]])
+    X = X[:n_samples]
+    y = (np.abs(X[:, 1]) > np.abs(X[:, 0])).astype(np.int64)
+    if noise > 0:
+        X = X + rng.normal(0.0, noise, size=X.shape)
+    return X, y
+
+
+def make_moons(n_samples: int = 200, *, noise: float = 0.1, random_state=None):
+    """scikit-learn's two interleaving half circles (:func:`sklearn.datasets.make_moons`), the paper's
+    "moons" illustration. Returns ``X`` (n_samples, 2) and ``y`` (n_samples,) int in {0, 1}."""
+    n_samples = _check_count("n_samples", n_samples, 2)
+    return sklearn.datasets.make_moons(n_samples=n_samples, noise=_check_nonnegative("noise", noise),
+                                       random_state=random_state)
+
+
+def make_linear(n_samples: int = 100, *, n_features: int = 2, flip: float = 0.0, random_state=None):
+    """A random linear two-class set.
+
+    Construction (ours; the paper gives none): a unit normal vector v uniform on the sphere and an offset
+    c ~ U(−0.5, 0.5) are drawn, patterns x ~ N(0, I), labels y = 1 if vᵀx + c > 0 else 0, and then a
+    fraction ``flip`` of the labels (chosen at random) is flipped, so the set is linearly separable when
+    ``flip == 0``. The hyperplane is returned so that tests can compare with it.
+
+    Returns ``X`` (n_samples, n_features), ``y`` (n_samples,) int in {0, 1}, ``v`` (n_features,) and ``c``.
+    """
+    n_samples = _check_count("n_samples", n_samples, 1)
+    n_features = _check_count("n_features", n_features, 1)
+    flip = _check_nonnegative("flip", flip)
+    if flip > 1:
+        raise ValueError(f"flip must be a fraction in [0, 1], got {flip}")
+    rng = check_random_state(random_state)
+    v = rng.normal(size=n_features)
+    v /= np.linalg.norm(v)
+    c = rng.uniform(-0.5, 0.5)
+    X = rng.normal(size=(n_samples, n_features))
+    y = (X @ v + c > 0).astype(np.int64)
+    flipped = rng.choice(n_samples, size=int(round(flip * n_samples)), replace=False)
+    y[flipped] = 1 - y[flipped]
+    return X, y, v, float(c)

@@ -1,0 +1,224 @@
+"""Loaders of the bundled benchmark data (checksummed, no network) and of any Mulan-format ARFF file."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+from pathlib import Path
+
+import numpy as np
+import sklearn.datasets
+from scipy.io import arff
+from sklearn.utils import Bunch
+
+DATA_DIR = Path(__file__).parent / "data"
+
+#: sha256 of every bundled file as stored (for the .gz files: of the compressed file). The values are the
+#: ones published with the shared copies (tsoumakas/mulan and UCI Glass; provenance in ``data/README.md``).
+CHECKSUMS = {
+    "emotions-train.arff": "bbe704106c79bb8fb99c1d1d2e9bde081d6a2daeb01f100862f11fd91a3c1f98",
+    "emotions-test.arff": "f13d4b746b7b5c8eb484bd751d6ac463d4560dff998a93516a5c1fe35daf6c8f",
+    "scene-train.arff.gz": "b95b8cb382db2dd6a9161b7030c229ea8582921b48c68317d062435235b3472c",
+    "scene-test.arff.gz": "833905e318ac1bd51507f3e452cc57d76e896eb5f9e2a8d4a6008694fd85fd46",
+    "glass.data": "dd67373f4baf2807345df02cbfef2093d342e61ad0d82a4fb79af43ef8ce449d",
+    "glass.names": "5921d4b93ed323aa092a2c17cc0bab3bafbf66b7085f5d98880d9c5ea0c51d42",
+}
+
+SUBSETS = ("all", "train", "test")
+
+MULAN_CITATION = ("G. Tsoumakas, E. Spyromitros-Xioufis, J. Vilcek, I. Vlahavas. MULAN: A Java Library for "
+                  "Multi-Label Learning. Journal of Machine Learning Research 12:2411-2414, 2011. Files from "
+                  "github.com/tsoumakas/mulan, commit 43f6389095ad71984264db4387a8074b22bc7d4a, "
+                  "data/multi-label/.")
+EMOTIONS_CITATION = ("K. Trohidis, G. Tsoumakas, G. Kalliris, I. Vlahavas. Multi-label classification of music "
+                     "into emotions. Proc. 9th International Conference on Music Information Retrieval (ISMIR "
+                     "2008), Philadelphia, pp. 325-330, 2008.")
+SCENE_CITATION = ("M. R. Boutell, J. Luo, X. Shen, C. M. Brown. Learning multi-label scene classification. "
+                  "Pattern Recognition 37(9):1757-1771, 2004.")
+GLASS_CITATION = ("UCI Machine Learning Repository, 'Glass Identification' (B. German, Home Office Forensic "
+                  "Science Service; donor V. Spiehler, 1987). D. Dua and C. Graff, UCI Machine Learning "
+                  "Repository, University of California, Irvine, 2019. Copy from github.com/iforgotmylogin/"
+                  "MachineLearning, commit 999e0cb41bad6192109282866562b11486f16045, data/glass.data.")
+
+
+class ChecksumError(OSError):
+    """A data file does not have the expected sha256: it is corrupted or not the published file."""
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_verified(path: Path, sha256: str | None) -> bytes:
+    data = path.read_bytes()
+    if sha256 is not None and _sha256(data) != sha256:
+        raise ChecksumError(f"{path} has sha256 {_sha256(data)}, expected {sha256}: the file is corrupted "
+                            "or is not the published one")
+    return data
+
+
+def _bundled(name: str, data_dir) -> bytes:
+    directory = DATA_DIR if data_dir is None else Path(data_dir)
+    return _read_verified(directory / name, CHECKSUMS[name])
+
+
+def _text(data: bytes, name: str) -> str:
+    if name.endswith(".gz"):
+        data = gzip.decompress(data)
+    return data.decode("utf-8")
+
+
+def _parse_mulan(text: str, n_labels: int, source: str):
+    records, meta = arff.loadarff(io.StringIO(text))
+    names = list(meta.names())
+    if not isinstance(n_labels, (int, np.integer)) or isinstance(n_labels, bool) \
+            or not 1 <= n_labels < len(names):
+        raise ValueError(f"n_labels must be an integer in [1, {len(names) - 1}] for {source} "
+                         f"({len(names)} attributes), got {n_labels!r}")
+    feature_names, label_names = names[:-n_labels], names[-n_labels:]
+    columns = []
+    for name in feature_names:
+        kind, values = meta[name]
+        column = records[name]
+        if kind == "nominal":
+            try:  # a nominal attribute with numeric values (e.g. {0,1}) is a number
+                column = np.array([float(v) for v in column.astype(str)])
+            except ValueError:
+                raise ValueError(f"feature {name!r} of {source} is nominal with non-numeric values "
+                                 f"{values}; only numeric features are supported") from None
+        columns.append(np.asarray(column, dtype=np.float64))
+    X = np.column_stack(columns)
+    Y = np.empty((X.shape[0], n_labels), dtype=np.int64)
+    for j, name in enumerate(label_names):
+        kind, values = meta[name]
+        if kind != "nominal" or set(values) != {"0", "1"}:
+            raise ValueError(f"label attribute {name!r} of {source} must be nominal {{0,1}} (Mulan format: the "
+                             f"labels are the last n_labels attributes), got {kind} {values}")
+        raw = records[name].astype(str)
+        if not np.isin(raw, ("0", "1")).all():
+            raise ValueError(f"label attribute {name!r} of {source} has missing values")
+        Y[:, j] = raw == "1"
+    return X, Y, feature_names, label_names
+
+
+def _result(X, Y, feature_names, target_names, descr, return_X_y, **extra):
+    if return_X_y:
+        return X, Y
+    return Bunch(data=X, target=Y, feature_names=list(feature_names), target_names=list(target_names),
+                 DESCR=descr, **extra)
+
+
+def load_mulan_arff(path, n_labels: int, *, sha256: str | None = None, return_X_y: bool = False):
+    """Load a multilabel data set in Mulan's ARFF format (dense ARFF, optionally gzip-compressed).
+
+    In the Mulan format the labels are the **last** ``n_labels`` attributes, each nominal {0,1}; the other
+    attributes are the features (numeric, or nominal with numeric values). Parsed with ``scipy.io.arff``,
+    which does not read sparse ARFF. Missing feature values become NaN; a missing label is an error.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.arff`` or ``.arff.gz`` file.
+    n_labels : int
+        L, the number of label attributes (Mulan lists them in the data set's ``.xml`` file).
+    sha256 : str, optional
+        Expected sha256 of the file as stored; :class:`ChecksumError` if it differs.
+    return_X_y : bool
+        Return ``(X, Y)`` instead of a Bunch.
+
+    Returns
+    -------
+    Bunch with ``data`` (n, M) float64, ``target`` (n, L) int64 0/1 indicator matrix, ``feature_names``,
+    ``target_names``, ``DESCR``; or ``(X, Y)``.
+    """
+    path = Path(path)
+    X, Y, features, labels = _parse_mulan(_text(_read_verified(path, sha256), path.name), n_labels, str(path))
+    return _result(X, Y, features, labels, f"Mulan-format multilabel data from {path.name}.", return_X_y)
+
+
+def _load_mulan_pair(stem: str, subset: str, n_labels: int, compressed: bool, descr: str, return_X_y, data_dir):
+    if subset not in SUBSETS:
+        raise ValueError(f"subset must be one of {SUBSETS}, got {subset!r}")
+    parts = ["train", "test"] if subset == "all" else [subset]
+    loaded = []
+    for part in parts:
+        name = f"{stem}-{part}.arff" + (".gz" if compressed else "")
+        loaded.append(_parse_mulan(_text(_bundled(name, data_dir), name), n_labels, name))
+    X = np.vstack([x for x, *_ in loaded])
+    Y = np.vstack([y for _, y, *_ in loaded])
+    return _result(X, Y, loaded[0][2], loaded[0][3], descr, return_X_y)
+
+
+def load_emotions(subset: str = "all", *, return_X_y: bool = False, data_dir=None):
+    """The Mulan *emotions* multilabel data set: 593 music clips, 72 rhythmic/timbre features, 6 labels.
+
+    ``subset`` is Mulan's standard split, "train" (391 rows) or "test" (202 rows), or "all" (593 rows: train
+    followed by test; the same rows as Mulan's ``emotions.arff``). Features are on very different scales:
+    standardize before fitting an SVM. Label names keep Mulan's spelling ("amazed-suprised",
+    "angry-aggresive").
+
+    Returns a Bunch (``data`` (n, 72) float64, ``target`` (n, 6) int 0/1, ``feature_names``,
+    ``target_names``, ``DESCR``) or ``(X, Y)`` with ``return_X_y=True``. The bundled files are verified
+    against their sha256 (:class:`ChecksumError`); ``data_dir`` reads them from another directory.
+
+    Sources: K. Trohidis, G. Tsoumakas, G. Kalliris, I. Vlahavas, "Multi-label classification of music into
+    emotions", ISMIR 2008, pp. 325-330; files of the MULAN library (Tsoumakas et al., JMLR 12:2411-2414,
+    2011; github.com/tsoumakas/mulan).
+    """
+    descr = f"Mulan emotions ({subset}).\n{EMOTIONS_CITATION}\n{MULAN_CITATION}"
+    return _load_mulan_pair("emotions", subset, 6, False, descr, return_X_y, data_dir)
+
+
+def load_scene(subset: str = "all", *, return_X_y: bool = False, data_dir=None):
+    """The Mulan *scene* multilabel data set: 2407 images, 294 colour-moment features in [0, 1], 6 labels
+    (Beach, Sunset, FallFoliage, Field, Mountain, Urban).
+
+    ``subset`` is Mulan's standard split, "train" (1211 rows) or "test" (1196 rows), or "all" (2407 rows,
+    train followed by test). The files are bundled gzip-compressed.
+
+    Returns a Bunch (``data`` (n, 294) float64, ``target`` (n, 6) int 0/1, ...) or ``(X, Y)``; checksums
+    verified as for :func:`load_emotions`.
+
+    Sources: M. R. Boutell, J. Luo, X. Shen, C. M. Brown, "Learning multi-label scene classification",
+    Pattern Recognition 37(9):1757-1771, 2004; files of the MULAN library (github.com/tsoumakas/mulan).
+    """
+    descr = f"Mulan scene ({subset}).\n{SCENE_CITATION}\n{MULAN_CITATION}"
+    return _load_mulan_pair("scene", subset, 6, True, descr, return_X_y, data_dir)
+
+
+GLASS_FEATURES = ["RI", "Na", "Mg", "Al", "Si", "K", "Ca", "Ba", "Fe"]
+GLASS_CLASSES = {1: "building_windows_float_processed", 2: "building_windows_non_float_processed",
+                 3: "vehicle_windows_float_processed", 4: "vehicle_windows_non_float_processed",
+                 5: "containers", 6: "tableware", 7: "headlamps"}
+
+
+def load_glass(*, return_X_y: bool = False, data_dir=None):
+    """UCI *Glass Identification*: 214 glass samples, 9 features (refractive index and 8 oxide contents),
+    6 classes present, labelled 1, 2, 3, 5, 6, 7 (type 4 has no sample).
+
+    The Id column of ``glass.data`` is dropped: it is the row number, and the rows are sorted by class,
+    so it would give the class away. Shuffle or stratify before splitting.
+
+    Returns a Bunch (``data`` (214, 9) float64, ``target`` (214,) int64 with values in {1, 2, 3, 5, 6, 7},
+    ``feature_names``, ``target_names`` (the 6 present types, in the order of ``np.unique(target)``),
+    ``DESCR`` (the UCI ``glass.names`` text)) or ``(X, y)``. Checksums verified as for :func:`load_emotions`.
+
+    Source: UCI Machine Learning Repository (Dua & Graff, 2019), data set by B. German (Home Office Forensic
+    Science Service), donated by V. Spiehler (1987).
+    """
+    table = np.loadtxt(io.BytesIO(_bundled("glass.data", data_dir)), delimiter=",")  # Id, 9 features, Type
+    if table.shape[1] != len(GLASS_FEATURES) + 2:
+        raise ValueError(f"glass.data must have {len(GLASS_FEATURES) + 2} columns, got {table.shape[1]}")
+    X, y = table[:, 1:-1], table[:, -1].astype(np.int64)
+    descr = _bundled("glass.names", data_dir).decode("utf-8") + "\n" + GLASS_CITATION
+    return _result(X, y, GLASS_FEATURES, [GLASS_CLASSES[k] for k in np.unique(y)], descr, return_X_y)
+
+
+def load_iris(*, return_X_y: bool = False):
+    """scikit-learn's iris (150 × 4, 3 classes), from the copy bundled with scikit-learn (no network)."""
+    return sklearn.datasets.load_iris(return_X_y=return_X_y)
+
+
+def load_wine(*, return_X_y: bool = False):
+    """scikit-learn's wine (178 × 13, 3 classes), from the copy bundled with scikit-learn (no network)."""
+    return sklearn.datasets.load_wine(return_X_y=return_X_y)

@@ -1,0 +1,71 @@
+"""Pieces shared by the MM iterations and the polish: the smoothed hinge, P⁺, the Gram operator, states."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...problem import Problem
+
+
+def smoothed_hinge(r: np.ndarray, eps: float) -> np.ndarray:
+    """h_ε(t) = [t]_+ for |t| ≥ ε and (t + ε)²/(4ε) inside the band (SPEC §9.1)."""
+    out = np.maximum(r, 0.0)
+    band = np.abs(r) < eps
+    out[band] = (r[band] + eps) ** 2 / (4.0 * eps)
+    return out
+
+
+def coupling_pinv(problem: Problem) -> np.ndarray:
+    """P⁺ of SPEC §6: P⁻¹ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or Π (hard w)."""
+    K = problem.n_classes
+    J = np.full((K, K), 1.0 / K)
+    centring = np.eye(K) - J
+    if problem.hard_w:
+        return centring
+    a = problem.alpha
+    return centring / (1.0 - a) + J / (1.0 + (K - 1) * a)
+
+
+def dual_coef(problem: Problem, mu: np.ndarray) -> np.ndarray:
+    """A = M P⁺ with M_{i_p k_p} = y_p μ_p (SPEC §6); the kernel coefficients of the dual point μ."""
+    pairs = problem.pairs
+    M = np.zeros((problem.n_samples, problem.n_classes))
+    M[pairs.sample, pairs.label] = pairs.sign * mu
+    return M @ coupling_pinv(problem)
+
+
+class GramOperator:
+    """Products with the training Gram matrix: G = X Xᵀ (linear, never formed) or the kernel's G."""
+
+    def __init__(self, problem: Problem):
+        self.problem = problem
+        self.linear = not problem.is_kernel
+        self.basis = problem.X if self.linear else problem.gram
+
+    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        if self.linear:
+            return self.basis[rows] @ self.basis[cols].T
+        return self.basis[np.ix_(rows, cols)]
+
+    def apply(self, A: np.ndarray) -> np.ndarray:
+        """G A (N×K): the decision values without bias of the coefficients A."""
+        if self.linear:
+            return self.basis @ (self.basis.T @ A)
+        return self.basis @ A
+
+    def coef(self, A: np.ndarray) -> np.ndarray:
+        """The reported coefficients: W = Xᵀ A (linear) or A itself (kernel)."""
+        return self.basis.T @ A if self.linear else A
+
+
+@dataclass
+class State:
+    """One MM iterate. ``params`` is the iterate in the stepper's own coordinates (a tuple of arrays,
+    linear in θ so that over-relaxation is a linear combination); None for a warm start given as (coef, b).
+    ``r`` are the pair residuals, ``reg`` = R(W), ``b`` the biases."""
+
+    params: tuple | None
+    r: np.ndarray
+    reg: float
+    b: np.ndarray

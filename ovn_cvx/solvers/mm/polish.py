@@ -1,0 +1,159 @@
+"""Exact finish (SPEC §9.5): the equality-constrained QP of an active-set partition, solved in pair form,
+accepted only with a KKT certificate (§6); otherwise the offending pairs are moved (primal-dual active set).
+
+Partition of the pairs: V (μ_p = c_p, r_p ≥ 0), S (r_p = 0, 0 ≤ μ_p ≤ c_p), I (μ_p = 0, r_p ≤ 0). Given it,
+
+    hard b:  [Q_SS  Y_S  0] [μ_S]   [1 − Q_SV c_V]        soft b:  [Q_SS  Y_S  ] [μ_S]   [1 − Q_SV c_V]
+             [Y_Sᵀ  0   −1] [ b ] = [ −Y_Vᵀ c_V  ]                 [Y_Sᵀ  −2γJ] [ b ] = [ −Y_Vᵀ c_V  ]
+             [0     1ᵀ   0] [ λ ]   [     0      ]
+
+y_p f_p = 1 on S and every class carries the same dual mass m (= λ, or 2γΣb). The primal point is
+A = M P⁺ (W = XᵀA), which satisfies W-stationarity and the hard-w constraint by construction.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import LinAlgError, LinAlgWarning, lstsq, solve
+
+from ...objective import objective
+from ...problem import Problem
+from .common import GramOperator, coupling_pinv, dual_coef
+
+IN_V, IN_S, IN_I = 1, 0, -1
+
+
+@dataclass
+class PolishOutcome:
+    certified: bool
+    rounds: int
+    reason: str
+    coef: np.ndarray | None = None
+    b: np.ndarray | None = None
+    objective: float = np.nan
+    certificate: dict = field(default_factory=dict)
+
+
+def _solve(matrix, rhs):
+    """LU solve; least squares (pivoted QR: gelsd's SVD measured to fail to converge on such systems) when
+    the partition's system is singular, the certificate then decides; None if that fails too."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LinAlgWarning)
+        try:
+            return solve(matrix, rhs)
+        except (LinAlgError, LinAlgWarning):
+            pass
+    try:
+        return lstsq(matrix, rhs, lapack_driver="gelsy")[0]
+    except LinAlgError:
+        return None
+
+
+def partition(r: np.ndarray, delta: float) -> np.ndarray:
+    return np.where(r > delta, IN_V, np.where(r < -delta, IN_I, IN_S)).astype(np.int8)
+
+
+def polish(problem: Problem, operator: GramOperator, r: np.ndarray, reference: float, deltas, *,
+           max_rounds: int = 10, tol: float = 1e-9) -> PolishOutcome:
+    """Active-set polish from residuals ``r``, starting from the partition of each band half-width in
+    ``deltas`` in turn; certified only if the KKT conditions hold to ``tol`` and the objective is not above
+    ``reference`` (the MM iterate's exact objective)."""
+    for delta in deltas:
+        outcome = _polish(problem, operator, partition(r, delta), reference, max_rounds, tol)
+        if outcome.certified:
+            break
+    return outcome
+
+
+def free_limit(problem: Problem) -> int:
+    """Largest S the polish tries. A non-degenerate optimum has at most K(d+1) margin pairs (d = M, or the
+    rank of G); degenerate ones (a class with w_k = 0, all its pairs on the margin) have more, so allow
+    twice that, and always a few hundred (cheap): a larger S means the iterate is not close enough yet."""
+    d = problem.rank_bound
+    return min(len(problem.pairs), max(2 * problem.n_classes * (d + 1), 500))
+
+
+def _polish(problem, operator, sets, reference, max_rounds, tol):
+    pairs = problem.pairs
+    y, label, sample, c = pairs.sign, pairs.label, pairs.sample, problem.cost
+    K = problem.n_classes
+    Pp = coupling_pinv(problem)
+    gamma2 = 2.0 * problem.bias_penalty
+    limit = free_limit(problem)
+    seen = set()
+    reason, certificate = "max_rounds", {}
+    for rounds in range(1, max_rounds + 1):
+        if np.count_nonzero(sets == IN_S) > limit:
+            reason = "too many margin pairs"
+            break
+        key = sets.tobytes()
+        if key in seen:
+            reason = "cycle"
+            break
+        seen.add(key)
+        S = np.flatnonzero(sets == IN_S)
+        nS = S.size
+        mu = np.where(sets == IN_V, c, 0.0)
+        uV = y * operator.apply(dual_coef(problem, mu))[sample, label]  # (Q_{·V} c_V)
+        mass_V = np.bincount(label, weights=y * mu, minlength=K)
+
+        size = nS + K + (1 if problem.hard_b else 0)
+        matrix = np.zeros((size, size))
+        QSS = operator.block(sample[S], sample[S])
+        QSS *= Pp[np.ix_(label[S], label[S])]
+        QSS *= np.outer(y[S], y[S])
+        matrix[:nS, :nS] = QSS
+        matrix[nS + label[S], np.arange(nS)] = y[S]
+        matrix[np.arange(nS), nS + label[S]] = y[S]
+        if problem.hard_b:
+            matrix[nS:nS + K, -1] = -1.0
+            matrix[-1, nS:nS + K] = 1.0
+        else:
+            matrix[nS:, nS:] = -gamma2
+        rhs = np.zeros(size)
+        rhs[:nS] = 1.0 - uV[S]
+        rhs[nS:nS + K] = -mass_V
+        x = _solve(matrix, rhs)
+        if x is None:
+            reason = "singular system"
+            break
+        mu[S] = x[:nS]
+        b = x[nS:nS + K]
+
+        A = dual_coef(problem, mu)
+        F = operator.apply(A) + b
+        r_new = 1.0 - y * F[sample, label]
+        r_tol = tol * max(1.0, float(np.abs(F).max()))
+        low = S[mu[S] < -tol * c[S]]
+        high = S[mu[S] > c[S] * (1.0 + tol)]
+        wrong = np.flatnonzero(((sets == IN_V) & (r_new < -r_tol)) | ((sets == IN_I) & (r_new > r_tol)))
+        mass = np.bincount(label, weights=y * mu, minlength=K)
+        m = float(mass.mean())
+        b_stat = abs(float(b.sum())) if problem.hard_b else abs(m - gamma2 * float(b.sum()))
+        certificate = {
+            "box": float(max(0.0, np.max(-mu / c), np.max(mu / c - 1.0))),
+            "complementarity": float(max(0.0, np.max(-r_new, where=sets == IN_V, initial=0.0),
+                                         np.max(r_new, where=sets == IN_I, initial=0.0),
+                                         np.max(np.abs(r_new), where=sets == IN_S, initial=0.0))),
+            "mass_spread": float(mass.max() - mass.min()),
+            "b_stationarity": b_stat,
+            "n_free": int(nS),
+        }
+        m_tol = tol * max(1.0, float(np.abs(mass).max()), float(np.abs(b).max()))
+        consistent = (certificate["mass_spread"] <= m_tol and b_stat <= m_tol
+                      and np.all(np.abs(r_new[S]) <= r_tol))
+        if consistent and not (low.size or high.size or wrong.size):
+            coef = operator.coef(A)
+            value = objective(problem, coef, b)
+            if value <= reference + 1e-12 * max(1.0, abs(reference)):
+                return PolishOutcome(True, rounds, "certified", coef, b, value, certificate)
+            reason = "objective above the MM iterate"
+            break
+        if not (low.size or high.size or wrong.size):
+            reason = "inconsistent system"
+            break
+        sets = sets.copy()
+        sets[low], sets[high], sets[wrong] = IN_I, IN_V, IN_S
+    return PolishOutcome(False, rounds, reason, certificate=certificate)

@@ -1,0 +1,53 @@
+"""Property-based checks of the MM solver on small random problems (hypothesis), against the CVXPY reference."""
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ovn_cvx
+from ovn_cvx import Problem, alpha_interval
+
+TIGHT = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "tol_ktratio": 1e-9}
+
+
+@st.composite
+def problems(draw):
+    K = draw(st.integers(2, 4))
+    N = draw(st.integers(K + 2, 24))
+    M = draw(st.integers(1, 4))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    Y = np.zeros((N, K))
+    Y[np.arange(N), np.arange(N) % K] = 1.0  # every class has members
+    if draw(st.booleans()):  # multilabel: extra labels, known negatives, an unlabeled row
+        Y[rng.random((N, K)) < 0.2] = 1.0
+        Y[(rng.random((N, K)) < 0.1) & (Y == 0)] = -1.0
+        Y[-1] = 0.0
+    X = Y.clip(0) @ rng.normal(scale=draw(st.floats(0.0, 3.0)), size=(K, M)) + rng.normal(size=(N, M))
+    variant = draw(st.sampled_from(ovn_cvx.VARIANTS))
+    lo, hi = alpha_interval(K)
+    alpha = draw(st.floats(0.05, 0.95)) * (hi - lo) + lo if variant.startswith("Sw") else 0.0
+    weights = rng.uniform(0.3, 3.0, N) if draw(st.booleans()) else None
+    return Problem(X, Y, variant, draw(st.sampled_from(["linear", "rbf"])), alpha=alpha,
+                   beta=draw(st.floats(0.1, 10.0)), bias_penalty=draw(st.floats(0.05, 3.0)),
+                   sample_weight=weights)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), st.sampled_from([None, False]))
+def test_mm_objective_equals_reference(problem, newton):
+    result = ovn_cvx.solve(problem, method="mm", newton=newton)
+    again = ovn_cvx.solve(problem, method="mm", newton=newton)
+    assert np.isfinite(result.objective) and np.all(np.isfinite(result.coef)) and np.all(np.isfinite(result.b))
+    assert not np.isnan(result.history).any()
+    np.testing.assert_array_equal(result.coef, again.coef)
+    np.testing.assert_array_equal(result.b, again.b)
+    assert result.status == again.status and result.iterations == again.iterations
+
+    ref = ovn_cvx.solve(problem, solver="CLARABEL", **TIGHT)
+    assert ref.status == "optimal"
+    scale = max(1.0, abs(ref.objective))
+    # never better than the optimum beyond the reference's accuracy, never worse than 1e-6 relative
+    assert result.objective >= ref.objective - 1e-8 * scale
+    assert result.objective <= ref.objective + 1e-6 * scale
+    for name, value in ovn_cvx.constraint_violation(problem, result.coef, result.b).items():
+        assert value <= 1e-8, name

@@ -1,0 +1,313 @@
+"""OvNClassifier: scikit-learn's estimator checks, and the estimator against two oracles — the CVXPY
+reference (``ovn_cvx.solve`` on a ``Problem`` built here from the raw data) and scikit-learn's SVC."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import ovn_cvx
+from ovn_cvx import OvNClassifier, Problem
+from ovn_cvx.datasets import make_linear
+from ovn_cvx.estimator import NEVER
+from ovn_cvx.result import SolveResult
+from ovn_cvx.testing import assert_matches_reference
+
+REFERENCE = "CLARABEL"
+
+
+def _expected_failed_checks(estimator):
+    if estimator.kernel == "precomputed":
+        return {
+            "check_positive_only_tag_during_fit":
+                "the check passes a matrix with negative entries as the precomputed kernel; it is not positive "
+                "semidefinite, and a non-PSD kernel matrix is rejected with a ValueError (SPEC §4.2)",
+            "check_estimators_dtypes":
+                "the check passes X Xᵀ computed in float32 as the kernel; its round-off gives eigenvalues of "
+                "-1.4e-8 × the largest, beyond the PSD tolerance 1e-8 of SPEC §4.2, so it is rejected",
+        }
+    return {}
+
+
+# MM is the default solver; a small max_iter keeps the run fast (the certified polish usually finishes first)
+@parametrize_with_checks([OvNClassifier(max_iter=300), OvNClassifier(kernel="precomputed", solver=REFERENCE)],
+                         expected_failed_checks=_expected_failed_checks)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks([OvNClassifier("HwSb", kernel="rbf", gamma=0.5, solver=REFERENCE)],
+                         expected_failed_checks=_expected_failed_checks)
+def test_sklearn_estimator_checks_rbf(estimator, check):
+    check(estimator)
+
+
+def _reference(X, Y, variant="SwHb", kernel="linear", sample_weight=None, **params):
+    problem = Problem(X, Y, variant, kernel, sample_weight=sample_weight, **params)
+    result = ovn_cvx.solve(problem, method="cvxpy", solver=REFERENCE)
+    assert result.success, result.status
+    return result
+
+
+@pytest.mark.parametrize("variant, alpha", [("SwSb", 0.3), ("SwHb", -0.2), ("HwSb", 0.0), ("HwHb", 0.0)])
+@pytest.mark.parametrize("solver", ["mm", REFERENCE])
+def test_multiclass_decision_function_equals_reference(multiclass_data, variant, alpha, solver):
+    X, Y = multiclass_data
+    labels = np.array(["cat", "dog", "emu"])[np.argmax(Y, axis=1)]
+    est = OvNClassifier(variant, alpha=alpha, beta=2.0, bias_penalty=0.5, solver=solver).fit(X, labels)
+    ref = _reference(X, Y, variant, alpha=alpha, beta=2.0, bias_penalty=0.5)
+    assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
+    X_new = np.random.default_rng(5).normal(size=(20, X.shape[1]))
+    np.testing.assert_allclose(est.decision_function(X_new), ref.decision_function(X_new), atol=1e-4)
+    assert list(est.classes_) == ["cat", "dog", "emu"]
+    np.testing.assert_array_equal(est.predict(X_new), est.classes_[np.argmax(ref.decision_function(X_new), axis=1)])
+    # linear: decision_function = X coef_ᵀ + intercept_ with row k = (w_k, b_k)
+    np.testing.assert_allclose(est.coef_, est.result_.coef.T)
+    np.testing.assert_allclose(X_new @ est.coef_.T + est.intercept_, est.decision_function(X_new), atol=1e-12)
+
+
+@pytest.mark.parametrize("variant", ["SwHb", "HwSb"])
+def test_multilabel_kernel_equals_reference(multilabel_data, variant):
+    """Multilabel with an empty row, a known negative (−1) and sample weights; RBF kernel."""
+    X, Y, w = multilabel_data
+    est = OvNClassifier(variant, kernel="rbf", gamma=0.3, beta=1.5).fit(X, Y, sample_weight=w)
+    ref = _reference(X, Y, variant, "rbf", sample_weight=w, gamma=0.3, beta=1.5)
+    assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
+    X_new = np.random.default_rng(6).normal(size=(15, X.shape[1]))
+    F = ref.decision_function(X_new)
+    np.testing.assert_allclose(est.decision_function(X_new), F, atol=1e-4)
+    # SPEC §5: {k : f_k ≥ 1}, else the argmax (decide on the reference's values away from the threshold)
+    expected = (F >= 1).astype(int)
+    empty = ~expected.any(axis=1)
+    expected[empty, np.argmax(F[empty], axis=1)] = 1
+    clear = np.abs(F - 1).min(axis=1) > 1e-3
+    np.testing.assert_array_equal(est.predict(X_new)[clear], expected[clear])
+    assert not hasattr(est, "coef_")
+
+
+def test_binary_hwhb_equals_svc():
+    """SPEC §7: K = 2 HwHb is SVC(C=β/2); decision_function = (f_2 − f_1)/2 = SVC's, coef_ and intercept_ too."""
+    X, y, _, _ = make_linear(80, n_features=3, flip=0.15, random_state=4)  # not separable
+    beta = 0.8
+    est = OvNClassifier("HwHb", beta=beta).fit(X, y)
+    svc = SVC(kernel="linear", C=beta / 2, tol=1e-10).fit(X, y)
+    X_new = np.random.default_rng(0).normal(size=(30, 3))
+    assert est.decision_function(X_new).shape == (30,)
+    np.testing.assert_allclose(est.decision_function(X_new), svc.decision_function(X_new), atol=1e-5)
+    np.testing.assert_allclose(est.coef_, svc.coef_, atol=1e-5)
+    np.testing.assert_allclose(est.intercept_, svc.intercept_, atol=1e-4)
+    np.testing.assert_array_equal(est.predict(X_new), svc.predict(X_new))
+    # F_OvN = 2 F_SVC, with F_SVC = ½‖w‖² + C Σ hinge
+    w, b = svc.coef_[0], svc.intercept_[0]
+    f_svc = 0.5 * w @ w + beta / 2 * np.maximum(0, 1 - (2 * y - 1) * (X @ w + b)).sum()
+    assert est.result_.objective == pytest.approx(2 * f_svc, rel=1e-6)
+    # support vectors: SVC's, per class (same samples, same layout class by class)
+    np.testing.assert_array_equal(est.n_support_, svc.n_support_)
+    np.testing.assert_array_equal(est.support_, svc.support_)
+
+
+def test_binary_rbf_hwhb_equals_svc():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(50, 2))
+    y = np.where(np.hypot(*X.T) + 0.3 * rng.normal(size=50) > 1.1, "out", "in")
+    est = OvNClassifier("HwHb", kernel="rbf", gamma=0.7, beta=2.0).fit(X, y)
+    svc = SVC(kernel="rbf", gamma=0.7, C=1.0, tol=1e-10).fit(X, y)
+    X_new = rng.normal(size=(25, 2))
+    np.testing.assert_allclose(est.decision_function(X_new), svc.decision_function(X_new), atol=1e-5)
+    np.testing.assert_array_equal(est.predict(X_new), svc.predict(X_new))
+
+
+def test_sparse_indicator_and_sparse_X_equal_dense(multilabel_data):
+    X, Y, _ = multilabel_data
+    Y01 = np.clip(Y, 0, None)
+    dense = OvNClassifier(solver=REFERENCE).fit(X, Y01)
+    for Xs, Ys in [(X, sp.csr_matrix(Y01)), (sp.csr_matrix(X), Y01)]:
+        est = OvNClassifier(solver=REFERENCE).fit(Xs, Ys)
+        np.testing.assert_allclose(est.decision_function(X), dense.decision_function(X), atol=1e-6)
+        np.testing.assert_array_equal(est.predict(X), dense.predict(X))
+
+
+def test_never_positive_column_is_never_predicted(multilabel_data):
+    """A label with no positive example is left out (SPEC §3.4): the other labels are the reference fit
+    without it, its decision value is NEVER, it is never predicted, and it has no support vectors."""
+    X, Y, w = multilabel_data
+    Y = np.clip(Y, 0, None)
+    with_empty = np.insert(Y, 1, 0.0, axis=1)
+    with_empty[:3, 1] = -1.0  # known negatives only: still no positive
+    est = OvNClassifier(solver=REFERENCE).fit(X, with_empty, sample_weight=w)
+    ref = _reference(X, Y, sample_weight=w)
+    F = est.decision_function(X)
+    assert F.shape == (X.shape[0], 5)
+    np.testing.assert_array_equal(F[:, 1], NEVER)
+    np.testing.assert_allclose(np.delete(F, 1, axis=1), ref.decision_function(X), atol=1e-5)
+    np.testing.assert_array_equal(est.fitted_labels_, [0, 2, 3, 4])
+    P = est.predict(X)
+    assert not P[:, 1].any() and P.any(axis=1).all()
+    assert est.n_support_[1] == 0 and est.n_support_.sum() == est.support_.size
+    np.testing.assert_array_equal(est.coef_[1], 0.0)
+
+
+def test_all_positive_column_is_an_ordinary_class(multilabel_data):
+    X, Y, _ = multilabel_data
+    Y = np.clip(Y, 0, None)
+    Y[:, 2] = 1.0
+    est = OvNClassifier("SwSb", alpha=0.2).fit(X, Y)
+    ref = _reference(X, Y, "SwSb", alpha=0.2)
+    assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
+    np.testing.assert_array_equal(est.fitted_labels_, np.arange(4))
+
+
+def test_empty_rows_and_fallback_none(multilabel_data):
+    """Rows without labels are allowed; fallback="none" may predict no label, "argmax" always one."""
+    X, Y, _ = multilabel_data
+    Y = np.clip(Y, 0, None)
+    Y[::4] = 0.0
+    est = OvNClassifier(threshold=1.5, fallback="none", solver=REFERENCE).fit(X, Y)
+    F = est.decision_function(X)
+    none = est.predict(X)
+    np.testing.assert_array_equal(none, (F >= 1.5).astype(int))
+    assert not none.any(axis=1).all(), "the threshold 1.5 should leave some rows without a label"
+    arg = est.set_params(fallback="argmax").predict(X)
+    assert arg.any(axis=1).all()
+    np.testing.assert_array_equal(arg[none.any(axis=1)], none[none.any(axis=1)])
+
+
+def test_too_few_labels_and_single_class_raise():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        OvNClassifier().fit(X, np.zeros(10))
+    Y = np.zeros((10, 3))
+    Y[:, 0] = 1
+    with pytest.raises(ValueError, match="at least 2 classes with a positive example"):
+        OvNClassifier().fit(X, Y)
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        OvNClassifier().fit(X, np.full((10, 3), 2))
+
+
+def test_class_weight_multiclass_equals_sample_weight(multiclass_data):
+    X, Y = multiclass_data
+    y = np.argmax(Y, axis=1)
+    for class_weight in ({0: 2.0, 2: 0.5}, "balanced"):
+        est = OvNClassifier("SwSb", alpha=0.1, class_weight=class_weight).fit(X, y)
+        cw = compute_class_weight(class_weight, classes=np.arange(3), y=y)
+        ref = _reference(X, Y, "SwSb", alpha=0.1, sample_weight=cw[y])
+        assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
+
+
+def test_class_weight_multilabel_per_label(multiclass_data):
+    """Per-label weights on an indicator matrix with one label per row equal per-sample weights."""
+    X, Y = multiclass_data
+    est = OvNClassifier(class_weight={1: 3.0, 2: 0.25}).fit(X, Y)
+    ref = _reference(X, Y, sample_weight=np.array([1.0, 3.0, 0.25])[np.argmax(Y, axis=1)])
+    assert est.result_.objective == pytest.approx(ref.objective, rel=1e-7)
+    np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X), atol=1e-4)
+    with pytest.raises(ValueError, match="column indices"):
+        OvNClassifier(class_weight={"a": 1.0}).fit(X, Y)
+
+
+def test_zero_sample_weight_equals_dropping(multiclass_data):
+    X, Y = multiclass_data
+    y = np.argmax(Y, axis=1)
+    w = np.ones(len(y))
+    w[::4] = 0.0  # every class keeps members
+    keep = w > 0
+    X_new = np.random.default_rng(1).normal(size=(10, X.shape[1]))
+    dropped = OvNClassifier(kernel="rbf", gamma=0.5, solver=REFERENCE).fit(X[keep], y[keep])
+    weighted = OvNClassifier(kernel="rbf", gamma=0.5, solver=REFERENCE).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(weighted.decision_function(X_new), dropped.decision_function(X_new), atol=1e-5)
+    # precomputed kernel: the zero-weight samples' columns are dropped as well
+    from sklearn.metrics.pairwise import rbf_kernel
+    pre = OvNClassifier(kernel="precomputed", solver=REFERENCE).fit(rbf_kernel(X, gamma=0.5), y, sample_weight=w)
+    np.testing.assert_allclose(pre.decision_function(rbf_kernel(X_new, X, gamma=0.5)),
+                               dropped.decision_function(X_new), atol=1e-5)
+    np.testing.assert_array_equal(np.unique(weighted.support_), np.unique(np.flatnonzero(keep)[dropped.support_]))
+
+
+def test_support_vectors_are_the_nonnegative_residual_pairs(multilabel_data):
+    X, Y, w = multilabel_data
+    est = OvNClassifier("HwHb").fit(X, Y, sample_weight=w)
+    ref = _reference(X, Y, "HwHb", sample_weight=w)
+    r = ovn_cvx.residuals(ref.problem, ref.coef, ref.b)
+    pairs = ref.problem.pairs
+    clear = np.abs(r) > 1e-5  # pairs exactly on the margin are support vectors up to round-off
+    sv = r >= 0
+    assert np.isin(pairs.sample[sv & clear], est.support_).all()
+    counts = np.bincount(pairs.label[sv & clear], minlength=4)
+    assert (est.n_support_ >= counts).all() and (est.n_support_ <= np.bincount(pairs.label[sv | ~clear],
+                                                                                minlength=4)).all()
+
+
+def test_trivial_solution_warns():
+    """SPEC §3.4: with a tiny soft-bias penalty the optimum is W = 0, b = 1 (F* = γK²): warn."""
+    X, Y = ovn_cvx.verify.suite.make_data("multilabel", n_samples=40, n_features=3, n_classes=3, seed=1)
+    # Clarabel: MM needs ~10^4 iterations on this degenerate optimum (measured)
+    with pytest.warns(UserWarning, match="trivial"):
+        est = OvNClassifier("HwSb", bias_penalty=1e-4, solver=REFERENCE).fit(X, Y)
+    assert est.result_.objective == pytest.approx(1e-4 * 9, rel=1e-5)
+    np.testing.assert_allclose(est.result_.b, 1.0, atol=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        OvNClassifier("HwHb", solver=REFERENCE).fit(X, Y)  # hard b cannot be trivial (SPEC §6): no warning
+
+
+def test_max_iter_warns_and_missing_solution_raises(multiclass_data, monkeypatch):
+    X, Y = multiclass_data
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        OvNClassifier(max_iter=1).fit(X, Y)
+
+    def no_solution(problem, method, **options):
+        return SolveResult(problem=problem, coef=None, b=None, objective=np.nan, status="solver_error",
+                           method="cvxpy", solver=REFERENCE, solve_time=0.0, info={"error": "boom"})
+
+    monkeypatch.setattr("ovn_cvx.estimator.solve", no_solution)
+    with pytest.raises(RuntimeError, match="no solution .status 'solver_error': boom"):
+        OvNClassifier(solver=REFERENCE).fit(X, Y)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"solver": "NOPE"}, "NOPE"), ({"fallback": "all"}, "fallback"), ({"threshold": np.nan}, "threshold"),
+    ({"tol": 0}, "tol"), ({"eps": -1}, "eps"), ({"max_iter": 0}, "max_iter"), ({"alpha": 1.0}, "alpha"),
+    ({"beta": 0}, "beta"), ({"variant": "SwXb"}, "variant"), ({"class_weight": "auto"}, "class_weight"),
+])
+def test_bad_parameters_name_the_argument(multiclass_data, params, match):
+    X, Y = multiclass_data
+    with pytest.raises(ValueError, match=match):
+        OvNClassifier(**params).fit(X, np.argmax(Y, axis=1))
+
+
+def test_warm_start_gives_the_same_solution(multiclass_data):
+    X, Y = multiclass_data
+    est = OvNClassifier("SwSb", alpha=0.2, warm_start=True).fit(X, Y)
+    first = est.result_
+    est.set_params(beta=2.0).fit(X, Y)
+    cold = OvNClassifier("SwSb", alpha=0.2, beta=2.0).fit(X, Y)
+    assert est.result_ is not first
+    assert est.result_.objective == pytest.approx(cold.result_.objective, rel=1e-9)
+
+
+def test_pipeline_with_scaling():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 3)) * [1, 100, 0.01] + [5, -300, 2]
+    y = (X[:, 0] - 5 + (X[:, 2] - 2) * 100 > 0).astype(int)
+    pipe = make_pipeline(StandardScaler(), OvNClassifier("HwHb", beta=10.0)).fit(X, y)
+    scaled = StandardScaler().fit(X)
+    est = OvNClassifier("HwHb", beta=10.0).fit(scaled.transform(X), y)
+    np.testing.assert_allclose(pipe.decision_function(X), est.decision_function(scaled.transform(X)), atol=1e-9)
+    assert pipe.score(X, y) > 0.9
+
+
+def test_refit_with_a_kernel_drops_linear_coef(multiclass_data):
+    X, Y = multiclass_data
+    est = OvNClassifier(solver=REFERENCE).fit(X, Y)
+    assert est.coef_.shape == (3, X.shape[1])
+    est.set_params(kernel="rbf").fit(X, Y)
+    assert not hasattr(est, "coef_") and not hasattr(est, "intercept_")
