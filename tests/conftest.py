@@ -3,6 +3,7 @@ import warnings
 import numpy as np
 import pytest
 
+from ovn_cvx import Problem
 from ovn_cvx.verify.suite import make_data
 
 
@@ -20,6 +21,23 @@ def multilabel_data():
     Y[0, np.flatnonzero(Y[0] == 0)[0]] = -1.0
     weights = np.random.default_rng(3).uniform(0.5, 2.0, size=X.shape[0])
     return X, Y, weights
+
+
+@pytest.fixture(params=["multiclass", "multilabel"])
+def data(request, multiclass_data, multilabel_data):
+    return multiclass_data if request.param == "multiclass" else multilabel_data
+
+
+def _make_problem(data, variant, kernel, alpha=-0.3, beta=1.3, bias_penalty=0.4):
+    """A Problem on (X, Y) or (X, Y, sample_weight); α only for soft-w variants."""
+    X, Y, s = data if len(data) == 3 else (*data, None)
+    alpha = alpha if variant.startswith("Sw") else 0.0
+    return Problem(X, Y, variant, kernel, alpha=alpha, beta=beta, bias_penalty=bias_penalty, sample_weight=s)
+
+
+@pytest.fixture
+def make_problem():
+    return _make_problem
 
 
 @pytest.fixture(autouse=True)

@@ -14,23 +14,9 @@ TOLERANCES = {"ECOS": (1e-6, 3e-4), "OSQP": (1e-4, None), "SCS": (1e-3, None)}
 KERNELS = ["linear", "rbf"]
 
 
-def make_problem(data, variant, kernel, alpha):
-    if len(data) == 3:
-        X, Y, s = data
-    else:
-        (X, Y), s = data, None
-    alpha = alpha if variant.startswith("Sw") else 0.0
-    return Problem(X, Y, variant, kernel, alpha=alpha, beta=1.3, bias_penalty=0.4, sample_weight=s)
-
-
-@pytest.fixture(params=["multiclass", "multilabel"])
-def data(request, multiclass_data, multilabel_data):
-    return multiclass_data if request.param == "multiclass" else multilabel_data
-
-
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
-def test_all_solvers_agree_with_clarabel(data, variant, kernel):
+def test_all_solvers_agree_with_clarabel(data, variant, kernel, make_problem):
     p = make_problem(data, variant, kernel, alpha=-0.3)
     ref = ovn_cvx.solve(p, solver="CLARABEL")
     assert ref.status == "optimal"
@@ -47,7 +33,7 @@ def test_all_solvers_agree_with_clarabel(data, variant, kernel):
 
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
-def test_hard_constraints_hold(multilabel_data, variant, kernel):
+def test_hard_constraints_hold(multilabel_data, variant, kernel, make_problem):
     p = make_problem(multilabel_data, variant, kernel, alpha=0.4)
     r = ovn_cvx.solve(p, solver="CLARABEL")
     violation = constraint_violation(p, r.coef, r.b)

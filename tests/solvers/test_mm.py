@@ -20,12 +20,6 @@ def tight_reference(problem):
     return ref
 
 
-def make_problem(data, variant, kernel, alpha=-0.3, beta=1.3, bias_penalty=0.4):
-    X, Y, s = data if len(data) == 3 else (*data, None)
-    alpha = alpha if variant.startswith("Sw") else 0.0
-    return Problem(X, Y, variant, kernel, alpha=alpha, beta=beta, bias_penalty=bias_penalty, sample_weight=s)
-
-
 def predict(f, multilabel):
     """SPEC §5: argmax (multiclass); {k : f_k ≥ 1}, or the argmax when empty (multilabel)."""
     top = np.zeros_like(f, dtype=bool)
@@ -36,14 +30,9 @@ def predict(f, multilabel):
     return np.where(above.any(axis=1, keepdims=True), above, top)
 
 
-@pytest.fixture(params=["multiclass", "multilabel"])
-def data(request, multiclass_data, multilabel_data):
-    return multiclass_data if request.param == "multiclass" else multilabel_data
-
-
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
-def test_mm_matches_reference(data, variant, kernel):
+def test_mm_matches_reference(data, variant, kernel, make_problem):
     """All eight formulations; the multilabel data has sample weights, an unlabeled row and a −1 entry."""
     p = make_problem(data, variant, kernel)
     result = ovn_cvx.solve(p, method="mm")
@@ -62,7 +51,7 @@ def test_mm_matches_reference(data, variant, kernel):
 
 
 @pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
-def test_pair_form_iterates_equal_primal_iterates(multilabel_data, variant):
+def test_pair_form_iterates_equal_primal_iterates(multilabel_data, variant, make_problem):
     """SPEC §9.3: the pair-form MM on G = XXᵀ and the primal MM on X produce the same iterates."""
     p = make_problem(multilabel_data, variant, "linear", alpha=0.3)
     runs = [ovn_cvx.solve(p, method="mm", form=form, max_iter=40, polish=False, newton=False)
@@ -73,7 +62,7 @@ def test_pair_form_iterates_equal_primal_iterates(multilabel_data, variant):
                                training_decision(p, runs[0].coef, runs[0].b), atol=1e-7)
 
 
-def test_kernel_primal_on_eigen_features_matches_pair_form(multiclass_data):
+def test_kernel_primal_on_eigen_features_matches_pair_form(multiclass_data, make_problem):
     """The kernel primal iterates on L (G = LLᵀ) and maps back with to_coef; the pair form uses G."""
     p = make_problem(multiclass_data, "SwHb", "rbf", alpha=0.2)
     primal = ovn_cvx.solve(p, method="mm", form="primal", max_iter=30, polish=False, newton=False)
@@ -98,7 +87,7 @@ def test_precomputed_linear_kernel_equals_linear(multiclass_data):
 
 @pytest.mark.parametrize("form, newton", [("primal", False), ("pair", False), ("primal", True)])
 @pytest.mark.parametrize("variant", ["SwSb", "HwHb"])
-def test_smoothed_objective_monotone_and_exact_within_slack(multilabel_data, variant, form, newton):
+def test_smoothed_objective_monotone_and_exact_within_slack(multilabel_data, variant, form, newton, make_problem):
     """SPEC §9.1: F̃_ε never increases; F ≤ F̃_ε ≤ F + (ε/4)Σc; F(θ_{t+1}) ≤ F̃_ε(θ_t)."""
     p = make_problem(multilabel_data, variant, "linear", alpha=0.5)
     eps = 0.05
@@ -118,7 +107,7 @@ def test_smoothed_objective_monotone_and_exact_within_slack(multilabel_data, var
 
 
 @pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
-def test_plain_mm_reaches_the_same_certified_optimum(multilabel_data, variant):
+def test_plain_mm_reaches_the_same_certified_optimum(multilabel_data, variant, make_problem):
     """Linear problems take Newton steps by default; plain MM (+ relaxation, polish) must get there too."""
     p = make_problem(multilabel_data, variant, "linear")
     default = ovn_cvx.solve(p, method="mm")
@@ -128,7 +117,7 @@ def test_plain_mm_reaches_the_same_certified_optimum(multilabel_data, variant):
     assert_matches_reference(result, rtol=1e-7, ftol=1e-5, reference=tight_reference(p))
 
 
-def test_stopping_rule_with_continuation_keeps_smoothed_objective_monotone(multilabel_data):
+def test_stopping_rule_with_continuation_keeps_smoothed_objective_monotone(multilabel_data, make_problem):
     p = make_problem(multilabel_data, "SwSb", "linear")
     result = ovn_cvx.solve(p, method="mm", eps=0.5, tol=1e-6)
     Fs = result.info["smoothed_history"]
@@ -136,7 +125,7 @@ def test_stopping_rule_with_continuation_keeps_smoothed_objective_monotone(multi
     assert result.info["certified"]
 
 
-def test_max_iter_is_not_converged(multiclass_data):
+def test_max_iter_is_not_converged(multiclass_data, make_problem):
     p = make_problem(multiclass_data, "SwHb", "linear")
     result = ovn_cvx.solve(p, method="mm", max_iter=3, polish=False)
     assert result.status == "max_iter" and not result.success and not result.info["certified"]
@@ -147,7 +136,7 @@ def test_max_iter_is_not_converged(multiclass_data):
     assert result.objective > ref.objective + 1e-6
 
 
-def test_without_polish_gap_is_within_smoothing_bound(multiclass_data):
+def test_without_polish_gap_is_within_smoothing_bound(multiclass_data, make_problem):
     """SPEC §9.1.3: 0 ≤ F(θ_ε) − F* ≤ β ε n/4 (here with tol slack)."""
     p = make_problem(multiclass_data, "SwSb", "linear")
     eps = 1e-3
@@ -160,7 +149,7 @@ def test_without_polish_gap_is_within_smoothing_bound(multiclass_data):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_warm_start_from_optimum_finishes_at_once(multilabel_data, kernel):
+def test_warm_start_from_optimum_finishes_at_once(multilabel_data, kernel, make_problem):
     p = make_problem(multilabel_data, "SwHb", kernel)
     cold = ovn_cvx.solve(p, method="mm")
     warm = ovn_cvx.solve(p, method="mm", warm_start=cold)
@@ -169,7 +158,7 @@ def test_warm_start_from_optimum_finishes_at_once(multilabel_data, kernel):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_warm_started_beta_path(multiclass_data, kernel):
+def test_warm_started_beta_path(multiclass_data, kernel, make_problem):
     base = make_problem(multiclass_data, "HwHb", kernel)
     previous, warm_iters, cold_iters = None, 0, 0
     for beta in (0.8, 1.0, 1.25, 1.6):
@@ -185,7 +174,7 @@ def test_warm_started_beta_path(multiclass_data, kernel):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_same_input_same_output(multilabel_data, kernel):
+def test_same_input_same_output(multilabel_data, kernel, make_problem):
     p = make_problem(multilabel_data, "HwSb", kernel)
     a, b = (ovn_cvx.solve(p, method="mm") for _ in range(2))
     np.testing.assert_array_equal(a.coef, b.coef)
@@ -242,13 +231,13 @@ def test_binary_hwhb_equals_svc(kernel, beta):
     ({"warm_start": np.zeros((3, 3))}, TypeError, "warm_start"),
     ({"unknown": 1}, TypeError, "unknown"),
 ])
-def test_bad_options_rejected(multiclass_data, options, exc, name):
+def test_bad_options_rejected(multiclass_data, options, exc, name, make_problem):
     p = make_problem(multiclass_data, "SwHb", "linear")
     with pytest.raises(exc, match=name):
         ovn_cvx.solve(p, method="mm", **options)
 
 
-def test_warm_start_of_another_problem_rejected(multiclass_data, multilabel_data):
+def test_warm_start_of_another_problem_rejected(multiclass_data, multilabel_data, make_problem):
     p = make_problem(multiclass_data, "SwHb", "linear")
     cold = ovn_cvx.solve(p, method="mm", max_iter=5)
     for other in (make_problem(multiclass_data, "HwHb", "linear"), make_problem(multiclass_data, "SwHb", "rbf"),
@@ -266,7 +255,7 @@ def test_kernel_coefficients_predict_new_data():
     np.testing.assert_allclose(result.decision_function(X[40:]), ref.decision_function(X[40:]), atol=1e-5)
 
 
-def test_polish_certifies_only_a_kkt_point_below_the_iterate(multilabel_data):
+def test_polish_certifies_only_a_kkt_point_below_the_iterate(multilabel_data, make_problem):
     """SPEC §9.5: from the residuals at the optimum the polish certifies it; it refuses when the candidate is
     above the iterate's objective (here: a pretend iterate better than the optimum) or when the KKT conditions
     fail (from W = 0, b = 0 the partition 'all pairs violated' is not optimal within 0 rounds)."""
