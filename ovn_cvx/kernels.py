@@ -1,6 +1,7 @@
 """Kernel matrices (through ``sklearn.metrics.pairwise``) and the checked eigen-factor G ≈ L Lᵀ."""
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,11 +18,14 @@ NEGATIVE_TOL = 1e-8
 CUTOFF = 1e-10
 
 
-def validate_kernel(kernel) -> None:
-    if callable(kernel):
-        return
-    if not isinstance(kernel, str) or kernel not in NAMED_KERNELS:
+def validate_kernel(kernel, gamma=None) -> None:
+    if not callable(kernel) and (not isinstance(kernel, str) or kernel not in NAMED_KERNELS):
         raise ValueError(f"kernel must be one of {NAMED_KERNELS} or a callable, got {kernel!r}")
+    if gamma is None or gamma in ("scale", "auto"):
+        return
+    if isinstance(gamma, (str, bool)) or not isinstance(gamma, numbers.Real) or not np.isfinite(gamma) \
+            or gamma <= 0:
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
 
 
 def _resolve_gamma(gamma, X_train):
@@ -30,8 +34,6 @@ def _resolve_gamma(gamma, X_train):
         return 1.0 / (X_train.shape[1] * var) if var > 0 else 1.0
     if gamma == "auto":
         return 1.0 / X_train.shape[1]
-    if isinstance(gamma, str) or not np.isfinite(gamma) or gamma <= 0:
-        raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
     return float(gamma)
 
 

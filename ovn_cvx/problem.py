@@ -113,7 +113,7 @@ class Problem:
                  label_weight=None):
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        validate_kernel(kernel)
+        validate_kernel(kernel, gamma)
         X = check_array(X, dtype=np.float64, input_name="X", ensure_min_samples=1)
         if sp.issparse(Y):
             Y = Y.toarray()
@@ -146,8 +146,8 @@ class Problem:
         self.pairs = Pairs(sample=sample, label=label, sign=Y[sample, label], weight=s[sample] * v[label])
         self._set_hyperparameters(alpha, beta, bias_penalty)
         self._shared: dict = {}  # lazily computed, data-only quantities; the same dict in every replace() copy
-        if self.is_kernel:
-            check_gram(self.gram)  # square, symmetric, PSD: rejected up front
+        if self.is_kernel and self.kernel != "rbf":  # the Gaussian kernel is PSD by construction
+            check_gram(self.gram)  # square, finite, symmetric, PSD: rejected up front
 
     def _set_hyperparameters(self, alpha, beta, bias_penalty):
         alpha = _check_real("alpha", alpha)
