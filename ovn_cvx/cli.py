@@ -5,7 +5,7 @@ import argparse
 import importlib
 import sys
 
-COMMAND_MODULES = ("ovn_cvx.verify.commands",)
+COMMAND_MODULES = ("ovn_cvx.verify.commands", "ovn_cvx.experiments.commands")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,55 @@
+"""``ovn-cvx reproduce``: the paper's experiment tables and figures (see :mod:`ovn_cvx.experiments`)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .tables import TABLES, ReproduceConfig
+
+
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"must be >= 1, got {value}")
+    return value
+
+
+def _run(args) -> int:
+    from .reproduce import reproduce
+
+    config = ReproduceConfig.quick_config() if args.quick else ReproduceConfig()
+    overrides = {"seed": args.seed, "n_jobs": args.n_jobs, "nested": not args.no_nested,
+                 "standardize_all": args.standardize_all}
+    if args.tables:
+        overrides["tables"] = tuple(args.tables)
+    if args.datasets:
+        overrides["datasets"] = tuple(args.datasets)
+    if args.solver:
+        overrides["ovn_solver"] = args.solver
+    if args.max_samples is not None:
+        overrides["max_samples"] = args.max_samples
+    config = replace(config, **overrides)
+    out = reproduce(config, args.out)
+    failed = sum(int(df.drop_duplicates(["dataset", "kernel", "method"])["failed_fits"].sum())
+                 for df in out["tables"].values() if len(df))
+    print(f"\nreport: {out['report']}  ({out['seconds']:.1f} s)")
+    if isinstance(out["figures"], list):
+        print(f"figures: {len(out['figures'])} PNG files in {args.out}/figures")
+    if failed:
+        print(f"{failed} fits failed (scored NaN); see the report")
+    return 1 if failed else 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("reproduce", help="recompute the paper's experiment tables and figures")
+    p.add_argument("--quick", action="store_true", help="small grids, at most 90 patterns per data set")
+    p.add_argument("--out", default="reproduce-out", help="output directory (default: %(default)s)")
+    p.add_argument("--n-jobs", type=_positive_int, default=1, help="joblib workers (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the splits and subsamples (default: %(default)s)")
+    p.add_argument("--tables", nargs="+", choices=TABLES, help="only these tables")
+    p.add_argument("--datasets", nargs="+", help="only these data sets")
+    p.add_argument("--solver", help="OvN solver: 'mm' or a CVXPY solver name (default: CLARABEL)")
+    p.add_argument("--max-samples", type=_positive_int, help="subsample every data set to this many patterns")
+    p.add_argument("--standardize-all", action="store_true",
+                   help="StandardScaler (inside the pipeline) for every data set, not only emotions")
+    p.add_argument("--no-nested", action="store_true", help="skip the nested-CV protocol")
+    p.set_defaults(run=_run)

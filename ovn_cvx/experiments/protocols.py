@@ -1,0 +1,250 @@
+"""The methods, grids, metrics and the two evaluation protocols of the reproduction.
+
+Protocols (both on the same splits, the same grids and the same metrics):
+
+* **paper** — k-fold CV over the whole grid, report the best mean score (``GridSearchCV.best_score_``)
+  and that candidate's fold-to-fold standard deviation. The hyperparameters are chosen on the same
+  folds that score them, so this number is optimistically biased.
+* **nested** — ``cross_validate(GridSearchCV(...))``: the grid search runs inside each outer training
+  fold (inner k-fold CV), the outer test fold scores the refitted winner. An honest estimate.
+
+Grids: the hinge weight is β for OvN and C = β/2 for every scikit-learn baseline (SPEC §2/§7: scikit-learn
+writes ½‖w‖² + C Σ hinge, the paper ‖w‖² + β Σ hinge), so both see the same regularisation path.
+The paper's Gaussian kernel exp(−‖x−y‖²/(2σ²)) is scikit-learn's RBF with gamma = 1/(2σ²). σ is
+searched on a grid of multiples of σ₀ = sqrt(M·Var(X)/2), the width of scikit-learn's ``gamma="scale"``.
+"""
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import hamming_loss, jaccard_score, make_scorer
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold, cross_validate
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, LinearSVC
+
+KERNELS = ("linear", "rbf")
+TASKS = ("multiclass", "multilabel", "binary")
+
+
+def sigma_to_gamma(sigma: float) -> float:
+    """exp(−‖x−y‖²/(2σ²)) = exp(−gamma‖x−y‖²)  ⇔  gamma = 1/(2σ²)."""
+    if not sigma > 0:
+        raise ValueError(f"sigma must be > 0, got {sigma}")
+    return 1.0 / (2.0 * sigma * sigma)
+
+
+def reference_sigma(X) -> float:
+    """σ₀ with 1/(2σ₀²) = 1/(M·Var X), scikit-learn's ``gamma="scale"``."""
+    X = np.asarray(X, dtype=float)
+    var = X.var()
+    return math.sqrt(X.shape[1] * (var if var > 0 else 1.0) / 2.0)
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Hyperparameter grid shared by all methods (β ↔ C = β/2; σ ↔ gamma = 1/(2σ²)).
+
+    ``alpha`` is OvN's coupling (soft-w variants only); it has no counterpart in the baselines.
+    ``sigma_factors`` multiply σ₀ of :func:`reference_sigma`.
+    """
+
+    beta: tuple[float, ...] = (0.2, 2.0, 20.0, 200.0)
+    sigma_factors: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
+    alpha: tuple[float, ...] = (0.0, 0.5, 0.9)
+
+    def __post_init__(self):
+        for name in ("beta", "sigma_factors"):
+            values = getattr(self, name)
+            if not values or any(not v > 0 for v in values):
+                raise ValueError(f"{name} must be a non-empty tuple of positive numbers, got {values!r}")
+        if not self.alpha:
+            raise ValueError("alpha must be a non-empty tuple")
+
+    def as_dict(self) -> dict:
+        return {"beta": list(self.beta), "C_sklearn=beta/2": [b / 2 for b in self.beta],
+                "sigma/sigma0": list(self.sigma_factors), "alpha (OvN)": list(self.alpha)}
+
+
+@dataclass(frozen=True)
+class Method:
+    """A classifier of the comparison: how to build it and what its grid is called.
+
+    ``build(kernel)`` returns an unfitted estimator; ``c_name``/``gamma_name``/``alpha_name`` are its
+    parameter names (None = not tuned); ``beta_to_c`` maps the shared β grid to the method's own C.
+    """
+
+    name: str
+    build: Callable[[str], object]
+    tasks: tuple[str, ...]
+    kernels: tuple[str, ...] = KERNELS
+    c_name: str = "C"
+    beta_to_c: Callable[[float], float] = lambda beta: beta / 2.0
+    gamma_name: str | None = None
+    alpha_name: str | None = None
+
+    def param_grid(self, kernel: str, grid: Grid, sigma0: float, prefix: str = "") -> dict:
+        params = {prefix + self.c_name: [self.beta_to_c(b) for b in grid.beta]}
+        if kernel == "rbf":
+            if self.gamma_name is None:
+                raise ValueError(f"{self.name} has no Gaussian kernel")
+            params[prefix + self.gamma_name] = [sigma_to_gamma(f * sigma0) for f in grid.sigma_factors]
+        if self.alpha_name is not None:
+            params[prefix + self.alpha_name] = list(grid.alpha)
+        return params
+
+
+def _ovn_class():
+    from ..estimator import OvNClassifier
+    return OvNClassifier
+
+
+def ovn_method(variant: str = "SwHb", solver: str | None = None, estimator_class=None) -> Method:
+    """OvN as a :class:`Method`: β is tuned directly, α only for soft-w variants."""
+    def build(kernel):
+        cls = estimator_class or _ovn_class()
+        kwargs = {"variant": variant, "kernel": kernel}
+        if solver is not None:
+            kwargs["solver"] = solver
+        return cls(**kwargs)
+
+    return Method("OvN", build, tasks=TASKS, c_name="beta", beta_to_c=float, gamma_name="gamma",
+                  alpha_name=None if variant.startswith("Hw") else "alpha")
+
+
+def baseline_methods() -> tuple[Method, ...]:
+    """The scikit-learn baselines of the paper: one-vs-rest SVC, Crammer–Singer, binary relevance.
+
+    One-vs-rest is ``OneVsRestClassifier(SVC)`` (``SVC`` alone is one-vs-one inside); on a 2-D
+    indicator matrix the same estimator is binary relevance. Crammer–Singer exists in scikit-learn
+    only as the linear ``LinearSVC(multi_class="crammer_singer")``.
+    """
+    def ovr(kernel):
+        return OneVsRestClassifier(SVC(kernel=kernel))
+
+    def crammer_singer(kernel):
+        if kernel != "linear":
+            raise ValueError("Crammer-Singer is linear only in scikit-learn")
+        return LinearSVC(multi_class="crammer_singer", max_iter=20000, random_state=0)  # liblinear shuffles
+
+    return (
+        Method("OvR-SVC", ovr, tasks=("multiclass", "binary"), c_name="estimator__C",
+               gamma_name="estimator__gamma"),
+        Method("CS-LinearSVC", crammer_singer, tasks=("multiclass", "binary"), kernels=("linear",)),
+        Method("BR-SVC", ovr, tasks=("multilabel",), c_name="estimator__C", gamma_name="estimator__gamma"),
+    )
+
+
+# --- metrics --------------------------------------------------------------------------------------
+def _hamming(y_true, y_pred):
+    return hamming_loss(y_true, y_pred)
+
+
+def _example_accuracy(y_true, y_pred):
+    # an empty true set predicted empty counts as a perfect match
+    return jaccard_score(y_true, y_pred, average="samples", zero_division=1.0)
+
+
+#: metric name -> (scorer, greater_is_better). Hamming loss of 1-D multiclass labels is 1 − accuracy
+#: (scikit-learn's definition); on an indicator matrix it is the fraction of wrong label entries.
+METRICS = {
+    "accuracy": ("accuracy", True),
+    "example_accuracy": (make_scorer(_example_accuracy), True),
+    "hamming_loss": (make_scorer(_hamming, greater_is_better=False), False),
+}
+TASK_METRICS = {
+    "multiclass": ("accuracy", "hamming_loss"),
+    "binary": ("accuracy",),
+    "multilabel": ("example_accuracy", "hamming_loss"),
+}
+
+
+def splitter(task: str, folds: int, seed: int):
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    if task == "multilabel":
+        return KFold(folds, shuffle=True, random_state=seed)
+    return StratifiedKFold(folds, shuffle=True, random_state=seed)
+
+
+@dataclass
+class Evaluation:
+    """Scores of one method on one data set under both protocols (loss metrics as positive losses)."""
+
+    paper: dict = field(default_factory=dict)         # metric -> (best mean, std over folds)
+    nested: dict = field(default_factory=dict)        # metric -> (mean, std over outer folds)
+    best_params: dict = field(default_factory=dict)   # paper protocol's winner
+    nested_params: list = field(default_factory=list)  # winner of each outer fold
+    nested_models: list = field(default_factory=list)  # the refitted winner of each outer fold
+    failed_fits: int = 0                               # NaN split scores (a fit that raised)
+    predicted_sets: str | None = None                  # unseen-label set: the refitted model's test-point sets
+    seconds: float = 0.0
+    best_estimator: object = None
+
+
+def _signed(metric, values):
+    # + 0.0 turns the −0.0 of a negated zero loss into 0.0
+    return np.asarray(values, dtype=float) * (1.0 if METRICS[metric][1] else -1.0) + 0.0
+
+
+def evaluate(estimator, param_grid: dict, X, y, *, task: str, folds: int = 3, seed: int = 0,
+             nested: bool = True, n_jobs: int = 1) -> Evaluation:
+    """Run the paper protocol (and the nested one) for one estimator and grid.
+
+    Fits that raise are scored NaN (``error_score=np.nan``) and counted in ``failed_fits``; they never
+    count as successes, and a NaN mean means the method failed on some fold.
+    """
+    metrics = TASK_METRICS[task]
+    scoring = {m: METRICS[m][0] for m in metrics}
+    refit = metrics[0]
+    cv = splitter(task, folds, seed)
+    start = time.perf_counter()
+    result = Evaluation()
+    with warnings.catch_warnings():
+        # liblinear's Crammer–Singer may stop at max_iter; recorded as a deviation, not an error
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        # expected on small folds: a label constant in a training fold (OneVsRestClassifier then predicts
+        # it constantly), a class with fewer members than folds
+        warnings.filterwarnings("ignore", message="Label .* is present in all training examples")
+        warnings.filterwarnings("ignore", message="The least populated class in y has only")
+        search = GridSearchCV(estimator, param_grid, scoring=scoring, refit=refit, cv=cv, n_jobs=n_jobs,
+                              error_score=np.nan)
+        search.fit(X, y)
+        best = search.best_index_
+        cvr = search.cv_results_
+        for m in metrics:
+            result.paper[m] = (float(_signed(m, cvr[f"mean_test_{m}"][best])),
+                               float(cvr[f"std_test_{m}"][best]))
+        result.failed_fits = int(sum(np.isnan(cvr[f"split{k}_test_{refit}"]).sum() for k in range(folds)))
+        result.best_params = dict(search.best_params_)
+        result.best_estimator = search.best_estimator_
+        if nested:
+            inner = GridSearchCV(estimator, param_grid, scoring=scoring, refit=refit,
+                                 cv=splitter(task, folds, seed + 1), n_jobs=1, error_score=np.nan)
+            outer = cross_validate(inner, X, y, cv=cv, scoring=scoring, n_jobs=n_jobs, return_estimator=True,
+                                   error_score=np.nan)
+            for m in metrics:
+                scores = _signed(m, outer[f"test_{m}"])
+                result.nested[m] = (float(scores.mean()), float(scores.std()))
+            result.nested_params = [dict(e.best_params_) for e in outer["estimator"]]
+            result.nested_models = [e.best_estimator_ for e in outer["estimator"]]
+            result.failed_fits += int(sum(np.isnan(e.cv_results_[f"split{k}_test_{refit}"]).sum()
+                                          for e in outer["estimator"] for k in range(folds)))
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def with_scaler(estimator, param_grid: dict, standardize: bool):
+    """Put a StandardScaler in front (a pipeline, so it is fitted inside each training fold)."""
+    if not standardize:
+        return estimator, param_grid
+    pipe = Pipeline([("scale", StandardScaler()), ("model", estimator)])
+    return pipe, {f"model__{k}": v for k, v in param_grid.items()}
+

@@ -1,0 +1,95 @@
+"""The protocols against independent re-computations with plain scikit-learn loops."""
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.datasets import load_iris, make_multilabel_classification
+from sklearn.metrics import accuracy_score, jaccard_score
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.svm import SVC
+
+from ovn_cvx.experiments.protocols import (METRICS, Grid, baseline_methods, evaluate, ovn_method, reference_sigma,
+                                           sigma_to_gamma, splitter, with_scaler)
+
+
+def test_sigma_to_gamma_gives_the_papers_gaussian_kernel():
+    rng = np.random.default_rng(0)
+    X, Z = rng.normal(size=(5, 3)), rng.normal(size=(4, 3))
+    sigma = 0.7
+    paper = np.exp(-((X[:, None, :] - Z[None, :, :]) ** 2).sum(-1) / (2 * sigma ** 2))
+    np.testing.assert_allclose(rbf_kernel(X, Z, gamma=sigma_to_gamma(sigma)), paper, rtol=1e-12)
+    with pytest.raises(ValueError, match="sigma"):
+        sigma_to_gamma(0.0)
+
+
+def test_reference_sigma_is_sklearn_scale():
+    X = np.random.default_rng(1).normal(scale=3.0, size=(30, 4))
+    assert sigma_to_gamma(reference_sigma(X)) == pytest.approx(1.0 / (X.shape[1] * X.var()))
+
+
+def test_same_beta_grid_means_c_is_half_beta():
+    grid = Grid(beta=(0.2, 2.0, 20.0), sigma_factors=(1.0, 2.0), alpha=(0.0, 0.5))
+    ovr, cs, br = baseline_methods()
+    ovn = ovn_method("SwHb", estimator_class=SVC)
+    assert ovr.param_grid("rbf", grid, 1.0)["estimator__C"] == [0.1, 1.0, 10.0]
+    assert cs.param_grid("linear", grid, 1.0) == {"C": [0.1, 1.0, 10.0]}
+    p = ovn.param_grid("rbf", grid, 2.0)
+    assert p["beta"] == [0.2, 2.0, 20.0] and p["alpha"] == [0.0, 0.5]
+    assert p["gamma"] == pytest.approx([1 / 8.0, 1 / 32.0])  # σ = 2, 4 → 1/(2σ²)
+    assert "alpha" not in ovn_method("HwHb", estimator_class=SVC).param_grid("linear", grid, 1.0)
+    with pytest.raises(ValueError, match="Gaussian"):
+        cs.param_grid("rbf", grid, 1.0)
+    with pytest.raises(ValueError, match="beta"):
+        Grid(beta=(0.0,))
+
+
+def test_paper_and_nested_protocols_match_hand_loops():
+    X, y = load_iris(return_X_y=True)
+    X, y = X[::2], y[::2]
+    est = OneVsRestClassifier(SVC(kernel="rbf", gamma=0.5))
+    grid = {"estimator__C": [0.01, 1.0, 100.0]}
+    ev = evaluate(est, grid, X, y, task="multiclass", folds=3, seed=4)
+    cv = StratifiedKFold(3, shuffle=True, random_state=4)
+    # paper protocol: the best mean over the grid, from one cross_val_score per candidate
+    per_c = {C: cross_val_score(clone(est).set_params(estimator__C=C), X, y, cv=cv) for C in grid["estimator__C"]}
+    best_c = max(per_c, key=lambda c: per_c[c].mean())
+    assert ev.paper["accuracy"][0] == pytest.approx(per_c[best_c].mean())
+    assert ev.paper["accuracy"][1] == pytest.approx(per_c[best_c].std())
+    assert ev.paper["hamming_loss"][0] == pytest.approx(1 - per_c[best_c].mean())  # 1-D labels
+    assert ev.best_params == {"estimator__C": best_c}
+    # nested: a grid search inside every outer training fold, scored on the outer test fold
+    inner = StratifiedKFold(3, shuffle=True, random_state=5)
+    outer = []
+    for train, test in cv.split(X, y):
+        gs = GridSearchCV(est, grid, cv=inner).fit(X[train], y[train])
+        outer.append(accuracy_score(y[test], gs.predict(X[test])))
+    assert ev.nested["accuracy"][0] == pytest.approx(np.mean(outer))
+    assert ev.nested["accuracy"][1] == pytest.approx(np.std(outer))
+    assert ev.failed_fits == 0
+
+
+def test_failed_fits_are_counted_not_hidden():
+    X, y = load_iris(return_X_y=True)
+    # C must be > 0: the C = -1 candidate raises inside every fit
+    with pytest.warns(FitFailedWarning), pytest.warns(UserWarning, match="non-finite"):
+        ev = evaluate(SVC(kernel="linear"), {"C": [-1.0, 1.0]}, X, y, task="multiclass", nested=False)
+    assert ev.failed_fits == 3
+    assert ev.best_params == {"C": 1.0}
+
+
+def test_multilabel_example_accuracy_is_jaccard_samples():
+    X, Y = make_multilabel_classification(60, n_features=4, n_classes=3, random_state=0)
+    est = OneVsRestClassifier(SVC(kernel="linear", C=0.5))
+    ev = evaluate(est, {"estimator__C": [0.5]}, X, Y, task="multilabel", nested=False)
+    scores = [jaccard_score(Y[te], clone(est).fit(X[tr], Y[tr]).predict(X[te]), average="samples",
+                            zero_division=1.0) for tr, te in splitter("multilabel", 3, 0).split(X, Y)]
+    assert ev.paper["example_accuracy"][0] == pytest.approx(np.mean(scores))
+    assert set(METRICS) >= {"accuracy", "example_accuracy", "hamming_loss"}
+
+
+def test_with_scaler_fits_the_scaler_inside_the_fold():
+    est, grid = with_scaler(SVC(), {"C": [1.0]}, standardize=True)
+    assert grid == {"model__C": [1.0]} and est.steps[0][0] == "scale"
+    assert with_scaler(SVC(), {"C": [1.0]}, standardize=False)[1] == {"C": [1.0]}

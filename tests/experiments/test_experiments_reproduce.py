@@ -1,0 +1,125 @@
+"""A tiny in-process reproduction: every table, every figure, the report, the CLI."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ovn_cvx.cli import main
+from ovn_cvx.datasets import UNSEEN_TEST_LABELS
+from ovn_cvx.experiments import Grid, ReproduceConfig, reproduce, run_table
+from ovn_cvx.experiments import figures as figures_module
+from ovn_cvx.experiments.protocols import TASK_METRICS
+from ovn_cvx.experiments.tables import COLUMNS, DATASETS, TABLES
+
+# two folds keep the nested protocol (2 outer × 2 inner) within the test budget
+TINY = ReproduceConfig(grid=Grid(beta=(2.0,), sigma_factors=(1.0,), alpha=(0.3,)), max_samples=40, folds=2,
+                       seed=1)
+METHODS = {
+    "unseen_label": {"OvN", "BR-SVC"},
+    "two_class": {"OvN", "OvR-SVC", "CS-LinearSVC"},
+    "multiclass": {"OvN", "OvR-SVC", "CS-LinearSVC"},
+    "multilabel": {"OvN", "BR-SVC"},
+}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reproduce")
+    return out, reproduce(TINY, out, progress=lambda *_: None)
+
+
+def test_every_table_has_the_documented_columns_and_finite_numbers(run):
+    out, result = run
+    assert set(result["tables"]) == set(TABLES)
+    for table, df in result["tables"].items():
+        assert list(df.columns) == COLUMNS
+        specs = [d for d in DATASETS if d.table == table]
+        assert set(df["dataset"]) == {d.name for d in specs}
+        assert set(df["method"]) == METHODS[table]
+        extra = {"test_points_correct"} if table == "unseen_label" else set()
+        assert set(df["metric"]) == set(TASK_METRICS[specs[0].task]) | extra
+        assert set(df.loc[df["method"] == "CS-LinearSVC", "kernel"]) <= {"linear"}
+        for col in ("paper_protocol", "nested", "nested_std"):
+            assert np.isfinite(df[col].to_numpy(float)).all(), (table, col)
+        cv_rows = df["metric"] != "test_points_correct"  # one refitted model: no fold spread
+        assert np.isfinite(df.loc[cv_rows, "paper_protocol_std"].to_numpy(float)).all()
+        assert (df["failed_fits"] == 0).all()
+        assert df["paper"].isna().all()  # the paper's numbers were not found: never invented
+        assert "n/a" in (out / f"{table}.md").read_text()
+        saved = pd.read_csv(out / f"{table}.csv")
+        np.testing.assert_allclose(saved["nested"], df["nested"])
+    scores = result["tables"]["multiclass"].query("metric == 'accuracy'")[["paper_protocol", "nested"]]
+    assert ((scores >= 0) & (scores <= 1)).all().all()
+
+
+def test_two_class_table_counts_support_vectors_per_class(run):
+    df = run[1]["tables"]["two_class"]
+    for _, row in df.iterrows():
+        if row["method"] == "CS-LinearSVC":
+            assert pd.isna(row["support_vectors"])
+            continue
+        counts = [int(c) for c in row["support_vectors"].split("/")]
+        assert len(counts) == 2 and all(c >= 1 for c in counts) and sum(counts) <= row["n_samples"]
+
+
+def test_unseen_label_table_is_the_library_call_of_the_report(run):
+    out, result = run
+    again, _ = run_table("unseen_label", TINY, progress=lambda *_: None)
+    pd.testing.assert_frame_equal(again.drop(columns="seconds"),
+                                  result["tables"]["unseen_label"].drop(columns="seconds"))
+    saved = pd.read_csv(out / "unseen_label.csv")
+    np.testing.assert_allclose(saved["paper_protocol"], again["paper_protocol"])
+    # test_points_correct against the predicted sets written next to it
+    hits = again[again["metric"] == "test_points_correct"]
+    for _, row in hits.iterrows():
+        predicted = row["predicted_sets"].split()
+        intended = ["[" + ",".join(map(str, r)) + "]" for r in UNSEEN_TEST_LABELS]
+        assert row["paper_protocol"] == pytest.approx(np.mean([p == q for p, q in zip(predicted, intended)]))
+
+
+def test_figures_and_report(run):
+    out, result = run
+    report = result["report"].read_text()
+    for needed in ("n/a", '"seed": 1', "scikit-learn", "cpu_count", "paper protocol", "nested CV"):
+        assert needed in report
+    if not figures_module.matplotlib_available():
+        assert result["figures"] == figures_module.MISSING_MATPLOTLIB
+        pytest.skip("matplotlib is not installed")
+    expected = {f"{d.name}_{k}.png" for d in DATASETS if d.two_d for k in TINY.kernels}
+    assert {p.name for p in result["figures"]} == expected
+    for path in result["figures"]:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tables_without_matplotlib(tmp_path, monkeypatch):
+    monkeypatch.setattr(figures_module, "matplotlib_available", lambda: False)
+    cfg = ReproduceConfig(**{**TINY.__dict__, "tables": ("two_class",), "datasets": ("moons",), "nested": False,
+                             "kernels": ("linear",)})
+    result = reproduce(cfg, tmp_path, progress=lambda *_: None)
+    assert result["figures"] == figures_module.MISSING_MATPLOTLIB
+    assert figures_module.MISSING_MATPLOTLIB in result["report"].read_text()
+    assert (tmp_path / "two_class.csv").exists()
+
+
+def test_standardize_all_puts_a_scaler_in_front_of_every_method():
+    cfg = ReproduceConfig(**{**TINY.__dict__, "tables": ("two_class",), "datasets": ("moons",), "nested": False,
+                             "kernels": ("linear",), "standardize_all": True})
+    df, panels = run_table("two_class", cfg, progress=lambda *_: None)
+    assert all(k.startswith("model__") for p in df["best_params"] for k in json.loads(p))
+    assert all(model.steps[0][0] == "scale" for _, model, *_ in panels[("moons", "linear")])
+
+
+def test_cli_quick_subset(tmp_path, capsys):
+    code = main(["reproduce", "--quick", "--tables", "multiclass", "--datasets", "iris", "--max-samples", "45",
+                 "--no-nested", "--out", str(tmp_path)])
+    assert code == 0
+    assert (tmp_path / "report.md").exists() and (tmp_path / "multiclass.csv").exists()
+    assert "report:" in capsys.readouterr().out
+
+
+def test_bad_selection_is_rejected(tmp_path):
+    with pytest.raises(ValueError, match="datasets"):
+        reproduce(ReproduceConfig(datasets=("nope",)), tmp_path)
+    with pytest.raises(ValueError, match="tables"):
+        reproduce(ReproduceConfig(tables=("nope",)), tmp_path)
