@@ -1,0 +1,48 @@
+"""ovn_cvx.testing.assert_matches_reference passes on a correct result and fails, readably, on corrupted ones."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import ovn_cvx
+from ovn_cvx import Problem
+from ovn_cvx.testing import assert_matches_reference
+
+
+@pytest.fixture(scope="module")
+def solved(multilabel_data):
+    X, Y, s = multilabel_data
+    p = Problem(X, Y, "HwHb", sample_weight=s)
+    return ovn_cvx.solve(p, solver="ECOS"), ovn_cvx.solve(p, solver="CLARABEL")
+
+
+def corrupt(result, **changes):
+    return dataclasses.replace(result, **changes)
+
+
+def test_passes_and_returns_the_reference(solved):
+    result, reference = solved
+    assert assert_matches_reference(result, reference=reference) is reference
+    assert assert_matches_reference(result).success  # solves its own reference
+
+
+@pytest.mark.parametrize("change, line", [
+    (lambda r: dict(coef=r.coef * 1.01), "FAIL relative objective gap"),
+    (lambda r: dict(b=r.b + 1e-3), "FAIL max |Δf| on the training set"),
+    (lambda r: dict(objective=r.objective * 0.99), "FAIL reported vs exact objective"),
+    (lambda r: dict(coef=r.coef + 1e-6), "FAIL constraint residual sum_w"),
+])
+def test_fails_on_corrupted_results(solved, change, line):
+    result, reference = solved
+    bad = corrupt(result, **change(result))
+    with pytest.raises(AssertionError, match="does not match the reference") as err:
+        assert_matches_reference(bad, reference=reference)
+    assert line in str(err.value)
+
+
+def test_no_solution_and_failed_reference(solved):
+    result, reference = solved
+    with pytest.raises(AssertionError, match="returned no solution"):
+        assert_matches_reference(corrupt(result, coef=None, b=None, status="solver_error"), reference=reference)
+    with pytest.raises(RuntimeError, match="reference .* did not solve"):
+        assert_matches_reference(result, reference=corrupt(reference, status="optimal_inaccurate"))
