@@ -233,15 +233,16 @@ def linear_kernel_problem(problem: Problem) -> Problem:
 
 
 def linear_kernel_consistency(problem: Problem, *, results: tuple | None = None, solver: str = "CLARABEL",
-                              tol: dict | None = None) -> CheckResult:
+                              solver_options: dict | None = None, tol: dict | None = None) -> CheckResult:
     """Kernel formulation with κ = ``linear_kernel`` against the linear one (SPEC §8): same optimal value and
     W = XᵀA tightly (W is unique), decision values loosely (b may be non-unique).
 
     ``results`` = (linear result, kernel result) of ``problem`` and ``linear_kernel_problem(problem)``;
-    solved with ``solver`` when not given."""
+    solved with ``solver`` (and ``solver_options``) when not given."""
     kernel_problem = linear_kernel_problem(problem)
     if results is None:
-        results = (solve(problem, solver=solver), solve(kernel_problem, solver=solver))
+        options = solver_options or {}
+        results = (solve(problem, solver=solver, **options), solve(kernel_problem, solver=solver, **options))
     lin, ker = results
     _require_solution(lin, "the linear result")
     _require_solution(ker, "the kernel result")

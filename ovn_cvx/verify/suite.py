@@ -1,21 +1,35 @@
-"""Built-in problem suite: small synthetic multiclass and multilabel data sets, all eight formulations."""
+"""Built-in problem suite: synthetic multiclass and multilabel data sets and the paper's 2-D toy problems,
+all eight formulations."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import datasets
 from ..problem import VARIANTS, Problem
+
+# The paper's 2-D illustrations (constructions documented in ovn_cvx.datasets): kind -> (n_samples, seed) -> (X, Y)
+TOYS = {
+    "unseen-labelset": lambda n, seed: datasets.make_unseen_labelset(n, random_state=seed),
+    "moons": lambda n, seed: datasets.make_moons(n, noise=0.2, random_state=seed),
+    "hourglass": lambda n, seed: datasets.make_hourglass(n, random_state=seed),
+    "linear-two-class": lambda n, seed: datasets.make_linear(n, flip=0.1, random_state=seed)[:2],
+}
 
 
 def make_data(kind: str = "multiclass", n_samples: int = 60, n_features: int = 4, n_classes: int = 3,
               seed: int = 0, separation: float = 1.5):
-    """Overlapping Gaussian blobs. Returns (X, Y) with Y an N×K membership matrix.
+    """Overlapping Gaussian blobs, or one of the 2-D ``TOYS``. Returns (X, Y) with Y an N×K membership matrix.
 
     "multiclass": one-hot rows. "multilabel": each sample is drawn near the mean of 1 or 2 class
-    centres and labelled with those classes; the last sample gets no label (allowed, SPEC §1)."""
+    centres and labelled with those classes; the last sample gets no label (allowed, SPEC §1).
+    A toy kind ignores ``n_features``, ``n_classes`` and ``separation`` (its data are 2-D, K = 2)."""
+    if kind in TOYS:
+        X, y = TOYS[kind](n_samples, seed)
+        return X, (np.asarray(y, dtype=float) if np.ndim(y) == 2 else np.eye(2)[y])
     if kind not in ("multiclass", "multilabel"):
-        raise ValueError(f"kind must be 'multiclass' or 'multilabel', got {kind!r}")
+        raise ValueError(f"kind must be 'multiclass', 'multilabel' or one of {sorted(TOYS)}, got {kind!r}")
     rng = np.random.default_rng(seed)
     centres = separation * rng.normal(size=(n_classes, n_features))
     Y = np.zeros((n_samples, n_classes))
@@ -56,6 +70,8 @@ DEFAULT_SUITE = (
     SuiteCase("ml-K4-rbf", "multilabel", 70, 5, 4, kernel="rbf", seed=1),
     SuiteCase("mc-K5", "multiclass", 100, 6, 5, seed=3),
     SuiteCase("ml-K3-N150", "multilabel", 150, 8, 3, seed=4),
+    SuiteCase("unseen-labelset", "unseen-labelset", 40, 2, 2),
+    SuiteCase("moons-rbf", "moons", 80, 2, 2, kernel="rbf", seed=1),
 )
 
 
@@ -68,6 +84,8 @@ FULL_SUITE = DEFAULT_SUITE + (
     SuiteCase("ml-K4-N300", "multilabel", 300, 12, 4, seed=8),
     SuiteCase("mc-K3-poly", "multiclass", 80, 3, 3, kernel="poly", seed=9),
     SuiteCase("ml-K5-rbf-N200", "multilabel", 200, 6, 5, kernel="rbf", seed=10),
+    SuiteCase("hourglass-rbf", "hourglass", 120, 2, 2, kernel="rbf", seed=2),
+    SuiteCase("linear-two-class", "linear-two-class", 100, 2, 2, seed=3),
 )
 
 
