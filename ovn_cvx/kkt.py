@@ -147,7 +147,7 @@ def _certificate(problem: Problem, coef: np.ndarray, b: np.ndarray, value: float
     m_scale = max(1.0, float(np.abs(m).max()))
     box = np.maximum(np.maximum(-mu, mu - c), 0.0) / c
     complementarity = (np.maximum(r, 0.0) * (c - mu) + np.maximum(-r, 0.0) * mu) / c
-    P_plus = np.eye(K) - np.full((K, K), 1.0 / K) if problem.hard_w else np.linalg.inv(P)
+    P_plus = problem.coupling_pinv
     PhiM = Phi.T @ M
     dual = float(mu.sum()) - 0.5 * float(np.sum((PhiM @ P_plus) * PhiM))
     if not problem.hard_b and problem.bias_penalty > 0:  # γ = 0 leaves b free: the dual then forces m = 0

@@ -213,6 +213,16 @@ class Problem:
         return coupling_matrix(self.alpha, self.n_classes, self.hard_w)
 
     @property
+    def coupling_pinv(self) -> np.ndarray:
+        """P⁺ of the dual (SPEC §6): P⁻¹ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or the centring Π (hard w)."""
+        K = self.n_classes
+        mean = np.full((K, K), 1.0 / K)
+        centring = np.eye(K) - mean
+        if self.hard_w:
+            return centring
+        return centring / (1.0 - self.alpha) + mean / (1.0 + (K - 1) * self.alpha)
+
+    @property
     def coef_shape(self) -> tuple[int, int]:
         """(M, K) for the linear formulation (W), (N, K) for kernels (A)."""
         rows = self.n_samples if self.is_kernel else self.n_features

@@ -135,3 +135,10 @@ def test_psd_check_threshold_is_relative_to_the_largest_eigenvalue(n):
         else:
             with pytest.raises(ValueError, match="not positive semidefinite"):
                 Problem(bent, Yn, kernel="precomputed")
+
+
+@pytest.mark.parametrize("variant, alpha", [("SwSb", -0.4), ("SwHb", 0.7), ("HwHb", 0.0)])
+def test_coupling_pinv_is_the_inverse_or_the_centring(variant, alpha):
+    p = Problem(X, Y, variant, alpha=alpha)
+    expected = np.eye(3) - 1 / 3 if p.hard_w else np.linalg.inv(p.coupling)
+    np.testing.assert_allclose(p.coupling_pinv, expected, atol=1e-12)

@@ -1,4 +1,4 @@
-"""Pieces shared by the MM iterations and the polish: the smoothed hinge, P⁺, the Gram operator, states."""
+"""Pieces shared by the MM iterations and the polish: the smoothed hinge, the Gram operator, states."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,23 +16,12 @@ def smoothed_hinge(r: np.ndarray, eps: float) -> np.ndarray:
     return out
 
 
-def coupling_pinv(problem: Problem) -> np.ndarray:
-    """P⁺ of SPEC §6: P⁻¹ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or Π (hard w)."""
-    K = problem.n_classes
-    J = np.full((K, K), 1.0 / K)
-    centring = np.eye(K) - J
-    if problem.hard_w:
-        return centring
-    a = problem.alpha
-    return centring / (1.0 - a) + J / (1.0 + (K - 1) * a)
-
-
 def dual_coef(problem: Problem, mu: np.ndarray) -> np.ndarray:
     """A = M P⁺ with M_{i_p k_p} = y_p μ_p (SPEC §6); the kernel coefficients of the dual point μ."""
     pairs = problem.pairs
     M = np.zeros((problem.n_samples, problem.n_classes))
     M[pairs.sample, pairs.label] = pairs.sign * mu
-    return M @ coupling_pinv(problem)
+    return M @ problem.coupling_pinv
 
 
 class GramOperator:

@@ -9,7 +9,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from ...objective import regularizer, residuals
 from ...problem import Problem
-from .common import GramOperator, State, coupling_pinv, dual_coef
+from .common import GramOperator, State, dual_coef
 
 
 class PairStepper:
@@ -36,7 +36,7 @@ class PairStepper:
         if self.Q is None:
             pairs = self.problem.pairs
             self.Q = self.operator.block(pairs.sample, pairs.sample)
-            self.Q *= coupling_pinv(self.problem)[np.ix_(pairs.label, pairs.label)]
+            self.Q *= self.problem.coupling_pinv[np.ix_(pairs.label, pairs.label)]
             self.Q *= np.outer(pairs.sign, pairs.sign)
             self._work = np.empty_like(self.Q)
         H = self._work

@@ -20,7 +20,7 @@ from scipy.linalg import LinAlgError, LinAlgWarning, lstsq, solve
 
 from ...objective import objective
 from ...problem import Problem
-from .common import GramOperator, coupling_pinv, dual_coef
+from .common import GramOperator, dual_coef
 
 IN_V, IN_S, IN_I = 1, 0, -1
 
@@ -79,7 +79,7 @@ def _polish(problem, operator, sets, reference, max_rounds, tol):
     pairs = problem.pairs
     y, label, sample, c = pairs.sign, pairs.label, pairs.sample, problem.cost
     K = problem.n_classes
-    Pp = coupling_pinv(problem)
+    Pp = problem.coupling_pinv
     gamma2 = 2.0 * problem.bias_penalty
     limit = free_limit(problem)
     seen = set()
