@@ -238,12 +238,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                              f"weight, got {self.fitted_labels_.size} class(es)")
         label_weight = label_weight[self.fitted_labels_]
         Y = Y[:, self.fitted_labels_]
-        if not self.multilabel_:  # one pair per sample: the class weight is a sample weight
-            s = s * (Y @ label_weight)
         problem = Problem(X, Y, self.variant, self.kernel, alpha=self.alpha, beta=self.beta,
                           bias_penalty=self.bias_penalty, gamma=self.gamma, degree=self.degree,
-                          coef0=self.coef0, sample_weight=s,
-                          label_weight=label_weight if self.multilabel_ else None)
+                          coef0=self.coef0, sample_weight=s, label_weight=label_weight)
         result = self._solve(problem)
         self._check_result(result)
         self.result_ = result
