@@ -6,7 +6,6 @@ not passed to the ``Problem`` (which rejects them); see :class:`OvNClassifier`.
 """
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -17,6 +16,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, column_or_1d, validate_data
 
+from ._validation import check_number
 from .objective import residuals, training_decision
 from .problem import Problem
 from .solve import solve
@@ -33,13 +33,6 @@ TRIVIAL_SPREAD = 1e-5
 SUPPORT_TOL = 1e-6
 
 FALLBACKS = ("argmax", "none")
-
-
-def _check_positive_real(name, value, *, allow_none=False):
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
 
 
 class OvNClassifier(ClassifierMixin, BaseEstimator):
@@ -163,13 +156,11 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             check_solver(self.solver)
         if self.fallback not in FALLBACKS:
             raise ValueError(f"fallback must be one of {FALLBACKS}, got {self.fallback!r}")
-        if isinstance(self.threshold, bool) or not isinstance(self.threshold, numbers.Real) \
-                or not np.isfinite(self.threshold):
-            raise ValueError(f"threshold must be a finite number, got {self.threshold!r}")
-        _check_positive_real("tol", self.tol)
-        _check_positive_real("eps", self.eps, allow_none=True)
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        check_number("threshold", self.threshold)
+        check_number("tol", self.tol, low=0, strict=True)
+        if self.eps is not None:
+            check_number("eps", self.eps, low=0, strict=True)
+        check_number("max_iter", self.max_iter, low=1, integer=True)
 
     # --- targets ------------------------------------------------------------------------------
     def _membership(self, y):

@@ -1,7 +1,6 @@
 """Kernel matrices (through ``sklearn.metrics.pairwise``) and the checked eigen-factor G ≈ L Lᵀ."""
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,6 +8,8 @@ from scipy.linalg import LinAlgError, cholesky
 from scipy.sparse.linalg import eigsh
 from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
 from sklearn.utils.validation import check_array
+
+from ._validation import check_number
 
 NAMED_KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
 
@@ -21,11 +22,8 @@ CUTOFF = 1e-10
 def validate_kernel(kernel, gamma=None) -> None:
     if not callable(kernel) and (not isinstance(kernel, str) or kernel not in NAMED_KERNELS):
         raise ValueError(f"kernel must be one of {NAMED_KERNELS} or a callable, got {kernel!r}")
-    if gamma is None or gamma in ("scale", "auto"):
-        return
-    if isinstance(gamma, (str, bool)) or not isinstance(gamma, numbers.Real) or not np.isfinite(gamma) \
-            or gamma <= 0:
-        raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
+    if gamma is not None and not (isinstance(gamma, str) and gamma in ("scale", "auto")):
+        check_number("gamma", gamma, low=0, strict=True)  # or "scale", "auto"
 
 
 def _resolve_gamma(gamma, X_train):

@@ -10,7 +10,6 @@ c_p = β s_{i_p}), R(W) = ½ tr(W P Wᵀ) with P = (1−α) I + α 11ᵀ (soft w
 """
 from __future__ import annotations
 
-import numbers
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
+from ._validation import check_number
 from .kernels import KernelFactor, check_gram, kernel_matrix, validate_kernel
 
 VARIANTS = ("SwSb", "SwHb", "HwSb", "HwHb")
@@ -51,18 +51,6 @@ class Pairs:
 
     def __len__(self) -> int:
         return self.sample.shape[0]
-
-
-def _check_real(name, value, *, low=None, low_inclusive=True):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    if low is not None and (value < low or (value == low and not low_inclusive)):
-        op = ">=" if low_inclusive else ">"
-        raise ValueError(f"{name} must be {op} {low}, got {value}")
-    return value
 
 
 def _positive_weights(name, weights, size):
@@ -150,7 +138,7 @@ class Problem:
             check_gram(self.gram)  # square, finite, symmetric, PSD: rejected up front
 
     def _set_hyperparameters(self, alpha, beta, bias_penalty):
-        alpha = _check_real("alpha", alpha)
+        alpha = check_number("alpha", alpha)
         lo, hi = alpha_interval(self.n_classes)
         if not lo < alpha < hi:
             raise ValueError(f"alpha must lie in the open interval ({lo:g}, {hi:g}) for K={self.n_classes} "
@@ -160,8 +148,8 @@ class Problem:
             warnings.warn(f"alpha={alpha} is ignored by the hard-w variant {self.variant} (SPEC §2)",
                           UserWarning, stacklevel=3)
         self.alpha = alpha
-        self.beta = _check_real("beta", beta, low=0.0, low_inclusive=False)
-        self.bias_penalty = _check_real("bias_penalty", bias_penalty, low=0.0)
+        self.beta = check_number("beta", beta, low=0, strict=True)
+        self.bias_penalty = check_number("bias_penalty", bias_penalty, low=0)
 
     @classmethod
     def from_labels(cls, X, y, variant="SwHb", kernel="linear", **kwargs) -> "Problem":

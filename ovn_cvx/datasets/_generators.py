@@ -5,11 +5,12 @@ and documented as such: they reproduce the *kind* of picture the paper describes
 """
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import sklearn.datasets
 from sklearn.utils import check_random_state
+
+from .._validation import check_number
 
 #: centres of the two training label sets of :func:`make_unseen_labelset`
 UNSEEN_CENTRES = {(1, 0): (2.0, -2.0), (1, 1): (2.0, 2.0)}
@@ -19,18 +20,6 @@ UNSEEN_CENTRES = {(1, 0): (2.0, -2.0), (1, 1): (2.0, 2.0)}
 #: set [0, 1], which never occurs in the training data.
 UNSEEN_TEST_POINTS = np.array([[2.0, -2.0], [2.0, 2.0], [0.0, 4.0]])
 UNSEEN_TEST_LABELS = np.array([[1, 0], [1, 1], [0, 1]])
-
-
-def _check_count(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_nonnegative(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(value)
 
 
 def make_unseen_labelset(n_samples: int = 40, *, noise: float = 0.3, random_state=None):
@@ -52,8 +41,8 @@ def make_unseen_labelset(n_samples: int = 40, *, noise: float = 0.3, random_stat
     X : ndarray of shape (n_samples, 2)
     Y : ndarray of shape (n_samples, 2), int 0/1 indicator matrix
     """
-    n_samples = _check_count("n_samples", n_samples, 2)
-    noise = _check_nonnegative("noise", noise)
+    n_samples = check_number("n_samples", n_samples, low=2, integer=True)
+    noise = check_number("noise", noise, low=0)
     rng = check_random_state(random_state)
     counts = (n_samples // 2, n_samples - n_samples // 2)
     X = np.vstack([rng.normal(centre, noise, size=(count, 2)) if noise > 0 else np.tile(centre, (count, 1))
@@ -74,9 +63,9 @@ def make_hourglass(n_samples: int = 200, *, margin: float = 0.05, noise: float =
 
     Returns ``X`` (n_samples, 2) and ``y`` (n_samples,) int in {0, 1}.
     """
-    n_samples = _check_count("n_samples", n_samples, 1)
-    margin = _check_nonnegative("margin", margin)
-    noise = _check_nonnegative("noise", noise)
+    n_samples = check_number("n_samples", n_samples, low=1, integer=True)
+    margin = check_number("margin", margin, low=0)
+    noise = check_number("noise", noise, low=0)
     if margin >= 1 / np.sqrt(2):
         raise ValueError(f"margin must be < 1/sqrt(2) (the gap would cover the square), got {margin}")
     rng = check_random_state(random_state)
@@ -95,8 +84,8 @@ def make_hourglass(n_samples: int = 200, *, margin: float = 0.05, noise: float =
 def make_moons(n_samples: int = 200, *, noise: float = 0.1, random_state=None):
     """scikit-learn's two interleaving half circles (:func:`sklearn.datasets.make_moons`), the paper's
     "moons" illustration. Returns ``X`` (n_samples, 2) and ``y`` (n_samples,) int in {0, 1}."""
-    n_samples = _check_count("n_samples", n_samples, 2)
-    return sklearn.datasets.make_moons(n_samples=n_samples, noise=_check_nonnegative("noise", noise),
+    n_samples = check_number("n_samples", n_samples, low=2, integer=True)
+    return sklearn.datasets.make_moons(n_samples=n_samples, noise=check_number("noise", noise, low=0),
                                        random_state=random_state)
 
 
@@ -110,9 +99,9 @@ def make_linear(n_samples: int = 100, *, n_features: int = 2, flip: float = 0.0,
 
     Returns ``X`` (n_samples, n_features), ``y`` (n_samples,) int in {0, 1}, ``v`` (n_features,) and ``c``.
     """
-    n_samples = _check_count("n_samples", n_samples, 1)
-    n_features = _check_count("n_features", n_features, 1)
-    flip = _check_nonnegative("flip", flip)
+    n_samples = check_number("n_samples", n_samples, low=1, integer=True)
+    n_features = check_number("n_features", n_features, low=1, integer=True)
+    flip = check_number("flip", flip, low=0)
     if flip > 1:
         raise ValueError(f"flip must be a fraction in [0, 1], got {flip}")
     rng = check_random_state(random_state)

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import functools
 
-import numbers
 import time
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from ..._validation import check_number
 from ...objective import objective
 from ...problem import Problem
 from ...result import SolveResult
@@ -32,15 +32,6 @@ from .primal import PrimalStepper
 FORMS = ("auto", "primal", "pair")
 #: the ε continuation (when the polish fails at convergence) stops at this floor
 MIN_EPS = 1e-6
-
-
-def _check_positive(name, value, kind=numbers.Real):
-    if isinstance(value, bool) or not isinstance(value, kind):
-        raise TypeError(f"{name} must be a {'positive integer' if kind is numbers.Integral else 'real number'}, "
-                        f"got {type(value).__name__}")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
-    return value
 
 
 def _check_warm_start(problem: Problem, warm_start):
@@ -119,14 +110,13 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, m
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be an ovn_cvx.Problem, got {type(problem).__name__}")
     if eps is not None:
-        eps = float(_check_positive("eps", eps))
-    tol = float(_check_positive("tol", tol))
-    max_iter = int(_check_positive("max_iter", max_iter, numbers.Integral))
+        eps = check_number("eps", eps, low=0, strict=True)
+    tol = check_number("tol", tol, low=0, strict=True)
+    max_iter = check_number("max_iter", max_iter, low=1, integer=True)
     if polish_every is not None:
-        polish_every = int(_check_positive("polish_every", polish_every, numbers.Integral))
-    if burn_in is not None and (isinstance(burn_in, bool) or not isinstance(burn_in, numbers.Integral)
-                                or burn_in < 1):
-        raise ValueError(f"burn_in must be an integer >= 1, got {burn_in!r}")
+        polish_every = check_number("polish_every", polish_every, low=1, integer=True)
+    if burn_in is not None:
+        burn_in = check_number("burn_in", burn_in, low=1, integer=True)
     for name, flag in (("relax", relax), ("polish", polish), ("newton", newton)):
         if not isinstance(flag, (bool, np.bool_)) and not (name == "newton" and flag is None):
             raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
