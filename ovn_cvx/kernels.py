@@ -113,6 +113,11 @@ class KernelFactor:
     def features(self) -> np.ndarray:
         return self.vectors * np.sqrt(self.values)
 
+    def from_coef(self, A: np.ndarray) -> np.ndarray:
+        """Kernel coefficients A (N×K) → eigen-coordinates C = Lᵀ A (r×K), the same decision values L C = G A
+        (exactly when nothing is cut)."""
+        return np.sqrt(self.values)[:, None] * (self.vectors.T @ A)
+
     def to_coef(self, C: np.ndarray) -> np.ndarray:
         """Eigen-coordinates C (r×K) → kernel coefficients A (N×K)."""
         return self.vectors @ (C / np.sqrt(self.values)[:, None])

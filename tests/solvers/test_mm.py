@@ -157,6 +157,21 @@ def test_warm_start_from_optimum_finishes_at_once(multilabel_data, kernel, make_
     assert warm.objective == pytest.approx(cold.objective, rel=1e-10)
 
 
+@pytest.mark.parametrize("polish", [False, True])
+def test_kernel_primal_form_warm_starts_at_the_given_point(multiclass_data, polish, make_problem):
+    """A warm start given as kernel coefficients A enters the primal form's eigen-coordinates (C = LᵀA)."""
+    p = make_problem(multiclass_data, "SwHb", "rbf", alpha=0.2)
+    cold = ovn_cvx.solve(p, method="mm", form="primal")
+    q = p.replace(beta=1.25 * p.beta)
+    warm = ovn_cvx.solve(q, method="mm", form="primal", warm_start=cold, polish=polish)
+    assert warm.history[0] == pytest.approx(ovn_cvx.objective(q, cold.coef, cold.b), rel=1e-9)
+    if polish:
+        assert warm.info["certified"]
+        assert_matches_reference(warm, reference=tight_reference(q))
+    else:  # F̃_ε from near its minimizer: fewer iterations than from zero
+        assert warm.iterations < ovn_cvx.solve(q, method="mm", form="primal", polish=False).iterations
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_warm_started_beta_path(multiclass_data, kernel, make_problem):
     base = make_problem(multiclass_data, "HwHb", kernel)
