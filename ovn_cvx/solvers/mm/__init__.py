@@ -86,7 +86,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, m
     ----------
     eps : float > 0, optional
         The floor ε of the majorizer: MM minimizes F̃_ε, within (ε/4)·Σ_{band} c_p of F (SPEC §9.1).
-        Default 1 for a cold start with Newton steps and the polish (the ε continuation then refines it),
+        Default 0.5 for a cold start with Newton steps and the polish (the ε continuation then refines it),
         else 1e-2.
     tol : float > 0
         Stop when the relative decrease of F̃_ε in one iteration is ≤ tol.
@@ -95,7 +95,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, m
     warm_start : SolveResult, optional
         A solution of a problem with the same data and variant (e.g. a neighbouring β or α): MM starts there.
     relax : bool
-        Over-relaxation θ ← 2θ_new − θ_old after ``burn_in`` iterations (default 20; 5 with Newton steps),
+        Over-relaxation θ ← 2θ_new − θ_old after ``burn_in`` iterations (default 20; 2 with Newton steps),
         kept only if F̃_ε decreases.
     polish : bool
         Attempt the active-set polish; accepted only with a KKT certificate.
@@ -136,9 +136,9 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, m
     newton = stepper.form == "primal" and newton is not False
     if eps is None:
         # without the polish there is no ε continuation: F̃_1's minimizer would be the answer
-        eps = 1.0 if newton and polish and warm_coef is None else 1e-2
+        eps = 0.5 if newton and polish and warm_coef is None else 1e-2
     if burn_in is None:
-        burn_in = 5 if newton else 20
+        burn_in = 2 if newton else 20
     if polish_every is None:
         # a pair-form iteration costs O(n³), a polish round O(|S|³ + N²K): attempt often (measured RBF N=500:
         # certified after 5 iterations instead of 50)
@@ -250,18 +250,19 @@ def _iterate(problem, stepper, eps, tol, max_iter, warm_coef, warm_b, relax, new
             "smoothed_history": np.asarray(smoothed), "relaxed_steps": relaxed, "newton_steps": newton_steps,
             "polish_attempts": attempts, "certified": False}
     if outcome is not None and outcome.certified:
-        coef, b = outcome.coef, outcome.b
+        coef, b, value = outcome.coef, outcome.b, outcome.objective
         status, stop = "converged", "certified"
         info.update(certified=True, certificate=outcome.certificate, polish_rounds=outcome.rounds,
                     polish_iteration=t)
     else:
         coef, b = stepper.solution(state)
+        value = objective(problem, coef, b)
         band = np.abs(state.r) < eps
         # F̃_ε − F at this iterate; at the limit θ_ε it bounds F(θ_ε) − F* (SPEC §9.1.3)
         info["smoothing_bound"] = float(eps / 4.0 * cost[band].sum())
         if outcome is not None:
             info["polish_failure"] = outcome.reason
     info["stop"] = stop
-    return SolveResult(problem=problem, coef=coef, b=b, objective=objective(problem, coef, b), status=status,
+    return SolveResult(problem=problem, coef=coef, b=b, objective=value, status=status,
                        method="mm", solver=f"MM-{stepper.form}", solve_time=0.0, iterations=t,
                        history=np.asarray(history), info=info)

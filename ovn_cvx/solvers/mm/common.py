@@ -38,10 +38,14 @@ class GramOperator:
         return self.basis[np.ix_(rows, cols)]
 
     def apply(self, A: np.ndarray) -> np.ndarray:
-        """G A (N×K): the decision values without bias of the coefficients A."""
+        """G A (N×K): the decision values without bias of the coefficients A. Dual coefficients are sparse
+        (rows of samples without support pairs are 0), so only the nonzero rows are multiplied."""
+        used = np.flatnonzero(A.any(axis=1))
+        if 2 * used.size > A.shape[0]:
+            used = slice(None)
         if self.linear:
-            return self.basis @ (self.basis.T @ A)
-        return self.basis @ A
+            return self.basis @ (self.basis[used].T @ A[used])
+        return self.basis[:, used] @ A[used]
 
     def coef(self, A: np.ndarray) -> np.ndarray:
         """The reported coefficients: W = Xᵀ A (linear) or A itself (kernel)."""
