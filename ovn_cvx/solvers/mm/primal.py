@@ -99,9 +99,9 @@ class PrimalStepper:
         Hinv = np.empty((K, D, D))
         for k, (rows, s, H) in enumerate(zip(self.rows, self.slices, hessians)):
             H[np.arange(self.d), np.arange(self.d)] += self.kappa
-            factor = cho_factor(H, overwrite_a=True, check_finite=False)
-            h[k] = cho_solve(factor, rows.T @ rhs[s], check_finite=False)
-            Hinv[k] = cho_solve(factor, self.eye, check_finite=False)
+            both = cho_solve(cho_factor(H, overwrite_a=True, check_finite=False),
+                             np.column_stack([rows.T @ rhs[s], self.eye]), check_finite=False)
+            h[k], Hinv[k] = both[:, 0], both[:, 1:]
         # s = Σ h_k − S_H q with q = e∘x (x = s on free, q on constrained coordinates)
         system = Hinv.sum(axis=0) * self.e
         system[np.arange(D), np.arange(D)] += self.free
