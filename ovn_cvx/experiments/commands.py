@@ -47,7 +47,7 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the splits and subsamples (default: %(default)s)")
     p.add_argument("--tables", nargs="+", choices=TABLES, help="only these tables")
     p.add_argument("--datasets", nargs="+", help="only these data sets")
-    p.add_argument("--solver", help="OvN solver: 'mm' or a CVXPY solver name (default: CLARABEL)")
+    p.add_argument("--solver", help="OvN solver: 'mm' or a CVXPY solver name (default: mm)")
     p.add_argument("--max-samples", type=_positive_int, help="subsample every data set to this many patterns")
     p.add_argument("--standardize-all", action="store_true",
                    help="StandardScaler (inside the pipeline) for every data set, not only emotions")

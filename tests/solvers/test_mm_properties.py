@@ -33,7 +33,7 @@ def problems(draw):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(problems(), st.sampled_from([None, False]))
+@given(problems(), st.booleans())
 def test_mm_objective_equals_reference(problem, newton):
     result = ovn_cvx.solve(problem, method="mm", newton=newton)
     again = ovn_cvx.solve(problem, method="mm", newton=newton)

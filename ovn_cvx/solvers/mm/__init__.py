@@ -5,9 +5,8 @@ certified active-set polish.
   MM on the smoothed objective F̃_ε, which is monotone; the stopping rule is on F̃_ε (§9.1).
 * Primal form (linear: features X; kernels with a low-rank G: eigen-features L) uses per-class Cholesky
   blocks and the low-rank coupling (§9.2); the pair form (kernels by default) one n×n Cholesky (§9.3).
-* Over-relaxation after a burn-in (§9.7); the primal form by default also takes generalized Newton steps on
-  F̃_ε (same structured solve, backtracking, an MM step when no Newton step lowers F̃_ε), from ε = 1 with
-  ε-continuation.
+* Over-relaxation after a burn-in (§9.7); by default also generalized Newton steps on F̃_ε (same structured
+  solve, backtracking, an MM step when no Newton step lowers F̃_ε), from ε = 0.5 with ε-continuation.
 * The polish (§9.5) removes the ε bias: it is attempted when the active-set partition has settled (and at
   least every ``polish_every`` iterations) and accepted only with a KKT certificate.
 """
@@ -78,7 +77,7 @@ def _make_stepper(problem: Problem, form: str):
 
 def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, max_iter: int = 10000,
              warm_start: SolveResult | None = None, relax: bool = True, polish: bool = True,
-             newton: bool | None = None, form: str = "auto", polish_every: int | None = None,
+             newton: bool = True, form: str = "auto", polish_every: int | None = None,
              burn_in: int | None = None) -> SolveResult:
     """Solve ``problem`` by MM on the ε-smoothed objective, finished by the certified polish.
 
@@ -99,10 +98,11 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, m
         kept only if F̃_ε decreases.
     polish : bool
         Attempt the active-set polish; accepted only with a KKT certificate.
-    newton : bool, optional
+    newton : bool
         After ``burn_in`` MM iterations, take generalized Newton steps on F̃_ε with backtracking (SPEC §9.7;
-        primal form only, the default there), falling back to an MM step when no Newton step lowers F̃_ε:
-        F̃_ε stays monotone; measured 20–100× fewer iterations on (near-)separable data.
+        default, both forms), falling back to an MM step when no Newton step lowers F̃_ε: F̃_ε stays
+        monotone; measured 20–100× fewer iterations on (near-)separable data, 5× less time over small and
+        mid-sized RBF problems in pair form. ``False``: plain MM.
     form : {"auto", "primal", "pair"}
         The iteration's form; "auto" is primal for linear problems and the cheaper one for kernels.
     polish_every : int, optional
@@ -123,17 +123,14 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, m
     if burn_in is not None:
         burn_in = check_number("burn_in", burn_in, low=1, integer=True)
     for name, flag in (("relax", relax), ("polish", polish), ("newton", newton)):
-        if not isinstance(flag, (bool, np.bool_)) and not (name == "newton" and flag is None):
+        if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
     if form not in FORMS:
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
     warm_coef, warm_b = _check_warm_start(problem, warm_start)
-    if newton and form == "pair":
-        raise ValueError("newton=True needs the primal form (form='primal' or 'auto' for linear problems)")
 
     start = time.perf_counter()
     stepper = _make_stepper(problem, form)
-    newton = stepper.form == "primal" and newton is not False
     if eps is None:
         # without the polish there is no ε continuation: F̃_1's minimizer would be the answer
         eps = 0.5 if newton and polish and warm_coef is None else 1e-2
@@ -156,7 +153,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, m
 
 def _newton_step(stepper, state, smooth, eps, values, max_halvings=30):
     """Generalized Newton direction on F̃_ε with backtracking; None when no step lowers F̃_ε."""
-    if state.params is None:
+    if state.params is None:  # a warm start given as (coef, b): no iterate to step back to
         return None, None, None
     full = stepper.newton(state, eps)
     step = 1.0

@@ -33,6 +33,22 @@ class PairStepper:
 
     def step(self, z: np.ndarray) -> State:
         """Solve (Q + diag(2z/c)) μ + Y_b b = 1 + z with the b-equations of the variant (SPEC §9.3)."""
+        return self._minimize(2.0 * z / self.cost, 1.0 + z)
+
+    def newton(self, state: State, eps: float, damping: float = 1e-6) -> State:
+        """The generalized Newton step on F̃_ε of the primal form (see ``PrimalStepper.newton``) in pair form:
+        the primal weights ω_p and linear terms g_p become (Q + diag(1/ω)) μ + Y_b b = y∘g/ω, i.e. band pairs
+        get 1/ω = 2ε/c and right-hand side 1 + ε, pairs outside it 1/ω = 2ε/(damping·c), which pins their μ
+        at c (r > ε) or 0 (r < −ε). Needs only the residuals."""
+        r = state.r
+        band = np.abs(r) < eps
+        inv_omega = 2.0 * eps / self.cost
+        inv_omega[~band] /= damping
+        slope = np.where(band, (r + eps) / (2.0 * eps), (r > 0).astype(float))
+        return self._minimize(inv_omega, 1.0 - r + self.cost * slope * inv_omega)
+
+    def _minimize(self, inv_omega: np.ndarray, rhs: np.ndarray) -> State:
+        """Solve (Q + diag(inv_omega)) μ + Y_b b = rhs with the b-equations of the variant."""
         if self.Q is None:
             pairs = self.problem.pairs
             self.Q = self.operator.block(pairs.sample, pairs.sample)
@@ -41,22 +57,22 @@ class PairStepper:
             self._work = np.empty_like(self.Q)
         H = self._work
         np.copyto(H, self.Q)
-        H[self.diag, self.diag] += 2.0 * z / self.cost
+        H[self.diag, self.diag] += inv_omega
         factor = cho_factor(H, overwrite_a=True, check_finite=False)
-        sol = cho_solve(factor, np.column_stack([1.0 + z, self.Yb]), check_finite=False)
+        sol = cho_solve(factor, np.column_stack([rhs, self.Yb]), check_finite=False)
         h, HY = sol[:, 0], sol[:, 1:]
-        S, rhs = self.Yb.T @ HY, self.Yb.T @ h
+        S, rhs_b = self.Yb.T @ HY, self.Yb.T @ h
         K = S.shape[0]
         if self.problem.hard_b:
-            # S b = rhs − λ1, 1ᵀb = 0 (λ: multiplier of Σb = 0, the common class mass m)
+            # S b = rhs_b − λ1, 1ᵀb = 0 (λ: multiplier of Σb = 0, the common class mass m)
             bordered = np.block([[S, np.ones((K, 1))], [np.ones((1, K)), np.zeros((1, 1))]])
-            b = np.linalg.solve(bordered, np.append(rhs, 0.0))[:K]
+            b = np.linalg.solve(bordered, np.append(rhs_b, 0.0))[:K]
         else:
-            b = np.linalg.solve(S + 2.0 * self.problem.bias_penalty * np.ones((K, K)), rhs)
+            b = np.linalg.solve(S + 2.0 * self.problem.bias_penalty * np.ones((K, K)), rhs_b)
         mu = h - HY @ b
-        yf = 1.0 + z - 2.0 * z * mu / self.cost
-        u = yf - self.sign * b[self.label]  # = Qμ, without an extra product
-        return State((mu, u), 1.0 - yf, 0.5 * float(mu @ u), b)
+        yb = self.sign * b[self.label]
+        u = rhs - inv_omega * mu - yb  # = Qμ, without an extra product
+        return State((mu, u), 1.0 - u - yb, 0.5 * float(mu @ u), b)
 
     def relax(self, new: State, old: State, t: float = 2.0) -> State:
         """θ ← θ_old + t(θ_new − θ_old), linear in (μ, Qμ, b); t = 2 is over-relaxation (SPEC §9.7)."""
