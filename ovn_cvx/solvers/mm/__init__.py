@@ -132,7 +132,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, m
     start = time.perf_counter()
     stepper = _make_stepper(problem, form)
     if eps is None:
-        # without the polish there is no ε continuation: F̃_1's minimizer would be the answer
+        # without the polish there is no ε continuation: F̃_0.5's minimizer would be the answer
         eps = 0.5 if newton and polish and warm_coef is None else 1e-2
     if burn_in is None:
         burn_in = 2 if newton else 20
