@@ -37,15 +37,15 @@ class GramOperator:
             return self.basis[rows] @ self.basis[cols].T
         return self.basis[np.ix_(rows, cols)]
 
-    def apply(self, A: np.ndarray) -> np.ndarray:
-        """G A (N×K): the decision values without bias of the coefficients A. Dual coefficients are sparse
-        (rows of samples without support pairs are 0), so only the nonzero rows are multiplied."""
+    def apply(self, A: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """(G A)[rows]: the decision values without bias of the coefficients A at those samples. Dual
+        coefficients are sparse (rows of samples without support pairs are 0): only nonzero rows are used."""
         used = np.flatnonzero(A.any(axis=1))
         if 2 * used.size > A.shape[0]:
             used = slice(None)
         if self.linear:
-            return self.basis @ (self.basis[used].T @ A[used])
-        return self.basis[:, used] @ A[used]
+            return self.basis[rows] @ (self.basis[used].T @ A[used])
+        return self.basis[rows][:, used] @ A[used]
 
     def coef(self, A: np.ndarray) -> np.ndarray:
         """The reported coefficients: W = Xᵀ A (linear) or A itself (kernel)."""

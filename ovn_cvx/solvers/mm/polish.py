@@ -103,7 +103,6 @@ def _polish(problem, operator, sets, reference, max_rounds, tol):
         S = np.flatnonzero(sets == IN_S)
         nS = S.size
         mu = np.where(sets == IN_V, c, 0.0)
-        uV = y * operator.apply(dual_coef(problem, mu))[sample, label]  # (Q_{·V} c_V)
         mass_V = np.bincount(label, weights=y * mu, minlength=K)
 
         size = nS + K + (1 if problem.hard_b else 0)
@@ -120,7 +119,8 @@ def _polish(problem, operator, sets, reference, max_rounds, tol):
         else:
             matrix[nS:, nS:] = -gamma2
         rhs = np.zeros(size)
-        rhs[:nS] = 1.0 - uV[S]
+        # (Q_{SV} c_V): the margin pairs' decision values without bias from the V pairs alone
+        rhs[:nS] = 1.0 - y[S] * operator.apply(dual_coef(problem, mu), sample[S])[np.arange(nS), label[S]]
         rhs[nS:nS + K] = -mass_V
         x = _solve(matrix, rhs)
         if x is None:
