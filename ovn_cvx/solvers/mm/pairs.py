@@ -9,7 +9,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from ...objective import regularizer, residuals
 from ...problem import Problem
-from .common import GramOperator, State, dual_coef
+from .common import NEWTON_DAMPING, GramOperator, State, dual_coef
 
 
 class PairStepper:
@@ -35,7 +35,7 @@ class PairStepper:
         """Solve (Q + diag(2z/c)) μ + Y_b b = 1 + z with the b-equations of the variant (SPEC §9.3)."""
         return self._minimize(2.0 * z / self.cost, 1.0 + z)
 
-    def newton(self, state: State, eps: float, damping: float = 1e-6) -> State:
+    def newton(self, state: State, eps: float, damping: float = NEWTON_DAMPING) -> State:
         """The generalized Newton step on F̃_ε of the primal form (see ``PrimalStepper.newton``) in pair form:
         the primal weights ω_p and linear terms g_p become (Q + diag(1/ω)) μ + Y_b b = y∘g/ω, i.e. band pairs
         get 1/ω = 2ε/c and right-hand side 1 + ε, pairs outside it 1/ω = 2ε/(damping·c), which pins their μ

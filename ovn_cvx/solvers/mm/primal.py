@@ -11,7 +11,7 @@ from scipy.linalg import cho_factor, cho_solve, lu_factor, lu_solve
 
 from ...kernels import KernelFactor
 from ...problem import Problem
-from .common import State
+from .common import NEWTON_DAMPING, State
 
 
 class PrimalStepper:
@@ -35,7 +35,6 @@ class PrimalStepper:
         self.free = free.astype(float)
         self.e = np.where(free, cbar, 1.0)
         self.eye = np.eye(d + 1)
-        self._cost_gram = None  # Σ_{p in class k} c_p φ̃_p φ̃_pᵀ, formed at the first Newton step
 
     @cached_property
     def rows(self) -> list:
@@ -43,6 +42,11 @@ class PrimalStepper:
         start certified at once never needs it)."""
         pairs = self.problem.pairs
         return [np.hstack([self.features[pairs.sample[s]], np.ones((s.stop - s.start, 1))]) for s in self.slices]
+
+    @cached_property
+    def cost_gram(self) -> list:
+        """Σ_{p in class k} c_p φ̃_p φ̃_pᵀ for every k: the fixed part of the Newton Hessians."""
+        return [(rows.T * self.cost[s]) @ rows for rows, s in zip(self.rows, self.slices)]
 
     def _state(self, theta: np.ndarray, u: np.ndarray | None = None) -> State:
         if u is None:
@@ -68,21 +72,19 @@ class PrimalStepper:
         hessians = [(rows.T * omega[s]) @ rows for rows, s in zip(self.rows, self.slices)]
         return self._minimize(hessians, omega * self.sign * (1.0 + z))
 
-    def newton(self, state: State, eps: float, damping: float = 1e-6) -> State:
+    def newton(self, state: State, eps: float, damping: float = NEWTON_DAMPING) -> State:
         """The minimizer of the second-order model of F̃_ε at ``state`` (SPEC §9.7, generalized Newton):
         F̃_ε is quadratic on the band |r| < ε (curvature c/(2ε)) and linear outside it, where a small uniform
         curvature ``damping``·c/(2ε) keeps the system definite. Same structured solve as an MM step.
 
-        Uniform damping makes its share of H_k a fixed matrix (Σ_k c φ̃φ̃ᵀ, formed once), so a Newton
-        iteration costs |band|·d² + N·d instead of N·d²; damping 1e-3 (instead of 1e-6) measured a linearly
-        converging Newton phase, 2× more iterations."""
-        if self._cost_gram is None:
-            self._cost_gram = [(rows.T * self.cost[s]) @ rows for rows, s in zip(self.rows, self.slices)]
+        Uniform damping makes its share of H_k a fixed matrix (``cost_gram``, formed once), so a Newton
+        iteration costs |band|·d² + N·d instead of N·d²; damping 1e-3·c/(2|r|) (the first version) measured a
+        linearly converging Newton phase: 45 instead of 17 iterations at N = 10000."""
         u, r = state.params[1], state.r
         band = np.abs(r) < eps
         curv = self.cost / (2.0 * eps)
         hessians = []
-        for rows, s, gram in zip(self.rows, self.slices, self._cost_gram):
+        for rows, s, gram in zip(self.rows, self.slices, self.cost_gram):
             inside = np.flatnonzero(band[s])
             H = (damping / (2.0 * eps)) * gram
             H += (rows[inside].T * ((1.0 - damping) * curv[s][inside])) @ rows[inside]
