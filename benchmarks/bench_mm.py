@@ -11,7 +11,7 @@ For every size: wall time (the fastest of ``--repeats`` runs, every method alike
 and shown apart), iterations, peak Python-heap memory (one more run under tracemalloc, never timed: numpy arrays
 and CVXPY's Python objects; the solvers' native memory is not seen), the relative objective gap to the best objective found at that
 size (the certified MM optimum agrees with a tight Clarabel solve to ~1e-10), and the status. "MM warm" starts
-from the solution at β/1.2; "MM" is the default (Newton steps for linear problems), "plain MM" newton=False
+from the solution at β/1.2; "MM" is the default (generalized Newton steps), "plain MM" newton=False
 (over-relaxation only, at most 3000 iterations). scikit-learn's LinearSVC(crammer_singer) / SVC solve *other*
 models: time only.
 Then a warm-started path of 20 β values vs 20 cold fits (fastest of ``--repeats`` alternating runs).
@@ -85,7 +85,7 @@ def bench_size(kernel, n, cvxpy_solvers, max_rbf_n, repeats):
         rows.append(Row(kernel, n, "problem setup (Gram matrix)", seconds, peak_mb=peak))
     previous = ovn_cvx.solve(problem.replace(beta=1.0 / 1.2), method="mm")
     variants = [("MM cold", {}), ("MM warm", {"warm_start": previous})]
-    if kernel == "linear":  # the default above takes Newton steps; plain MM (over-relaxation only) for comparison
+    if kernel == "linear":  # plain MM (over-relaxation only, no Newton steps) for comparison
         variants += [("plain MM cold", PLAIN_MM), ("plain MM warm", {**PLAIN_MM, "warm_start": previous})]
     for name, options in variants:
         result, seconds, peak = measure(lambda: ovn_cvx.solve(problem, method="mm", **options), repeats)
@@ -166,7 +166,7 @@ def main(argv=None):
     parser.add_argument("--solvers", nargs="+", default=list(CVXPY_SOLVERS), help="CVXPY solvers to run")
     parser.add_argument("--cvxpy-rbf-max", type=int, default=1000,
                         help="skip the CVXPY solvers on RBF problems larger than this (dense N×N eigen-features)")
-    parser.add_argument("--ecos-rbf-max", type=int, default=500, help="the same for ECOS (30 s at N=500)")
+    parser.add_argument("--ecos-rbf-max", type=int, default=500, help="the same for ECOS (9–12 s at N=500)")
     parser.add_argument("--no-path", action="store_true", help="skip the 20-β path")
     parser.add_argument("--repeats", type=int, default=3,
                         help="time every method this many times and report the fastest (default 3)")
@@ -189,6 +189,7 @@ def main(argv=None):
                 (tc, ic, cc), (tw, iw, cw) = out["cold"], out["warm"]
                 print(f"| {name} {kernel} | {n} | {tc:.2f} / {ic} | {tw:.2f} / {iw} | {tc / tw:.1f}× | "
                       f"{cc}/20, {cw}/20 |", flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -36,24 +36,38 @@ class GramOperator:
         self.linear = not problem.is_kernel
         self.basis = problem.X if self.linear else problem.gram
 
-    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    def pair_block(self, index) -> np.ndarray:
+        """Q restricted to the pairs ``index``: Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} (SPEC §9.3)."""
+        pairs = self.problem.pairs
+        sample, label, sign = pairs.sample[index], pairs.label[index], pairs.sign[index]
         if self.linear:
-            return self.basis[rows] @ self.basis[cols].T
-        return self.basis[np.ix_(rows, cols)]
+            Q = self.basis[sample] @ self.basis[sample].T
+        else:
+            Q = self.basis[np.ix_(sample, sample)]
+        Q *= self.problem.coupling_pinv[np.ix_(label, label)]
+        Q *= np.outer(sign, sign)
+        return Q
+
+    @staticmethod
+    def _support(A: np.ndarray):
+        """The rows of A to multiply: dual coefficients are sparse (samples without support pairs have zero
+        rows), so only the nonzero ones, unless that is most of them."""
+        used = np.flatnonzero(A.any(axis=1))
+        return slice(None) if 2 * used.size > A.shape[0] else used
 
     def apply(self, A: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
-        """(G A)[rows]: the decision values without bias of the coefficients A at those samples. Dual
-        coefficients are sparse (rows of samples without support pairs are 0): only nonzero rows are used."""
-        used = np.flatnonzero(A.any(axis=1))
-        if 2 * used.size > A.shape[0]:
-            used = slice(None)
+        """(G A)[rows]: the decision values without bias of the coefficients A at those samples."""
+        used = self._support(A)
         if self.linear:
             return self.basis[rows] @ (self.basis[used].T @ A[used])
         return self.basis[rows][:, used] @ A[used]
 
     def coef(self, A: np.ndarray) -> np.ndarray:
         """The reported coefficients: W = Xᵀ A (linear) or A itself (kernel)."""
-        return self.basis.T @ A if self.linear else A
+        if not self.linear:
+            return A
+        used = self._support(A)
+        return self.basis[used].T @ A[used]
 
 
 @dataclass

@@ -50,10 +50,7 @@ class PairStepper:
     def _minimize(self, inv_omega: np.ndarray, rhs: np.ndarray) -> State:
         """Solve (Q + diag(inv_omega)) μ + Y_b b = rhs with the b-equations of the variant."""
         if self.Q is None:
-            pairs = self.problem.pairs
-            self.Q = self.operator.block(pairs.sample, pairs.sample)
-            self.Q *= self.problem.coupling_pinv[np.ix_(pairs.label, pairs.label)]
-            self.Q *= np.outer(pairs.sign, pairs.sign)
+            self.Q = self.operator.pair_block(slice(None))
             self._work = np.empty_like(self.Q)
         H = self._work
         np.copyto(H, self.Q)

@@ -86,7 +86,6 @@ def _polish(problem, operator, sets, reference, max_rounds, tol):
     pairs = problem.pairs
     y, label, sample, c = pairs.sign, pairs.label, pairs.sample, problem.cost
     K = problem.n_classes
-    Pp = problem.coupling_pinv
     gamma2 = 2.0 * problem.bias_penalty
     limit = free_limit(problem)
     seen = set()
@@ -107,10 +106,7 @@ def _polish(problem, operator, sets, reference, max_rounds, tol):
 
         size = nS + K + (1 if problem.hard_b else 0)
         matrix = np.zeros((size, size))
-        QSS = operator.block(sample[S], sample[S])
-        QSS *= Pp[np.ix_(label[S], label[S])]
-        QSS *= np.outer(y[S], y[S])
-        matrix[:nS, :nS] = QSS
+        matrix[:nS, :nS] = operator.pair_block(S)
         matrix[nS + label[S], np.arange(nS)] = y[S]
         matrix[np.arange(nS), nS + label[S]] = y[S]
         if problem.hard_b:
