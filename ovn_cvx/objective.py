@@ -41,13 +41,17 @@ def regularizer(problem: Problem, coef) -> float:
     return 0.5 * float(np.sum((inner @ problem.coupling) * coef))
 
 
-def objective(problem: Problem, coef, b) -> float:
+def objective(problem: Problem, coef, b, residual: np.ndarray | None = None) -> float:
     """F(W, b) = R(W) + Σ_p c_p [1 − y_p f_{k_p}(x_{i_p})]_+ + B(b)  (SPEC §2).
 
+    ``residual``: the pair residuals r_p = 1 − y_p f_{k_p}(x_{i_p}) of (coef, b) when the caller has just
+    computed them (the MM polish): saves a pass over the data; not recomputed or checked.
     The hard constraints are not enforced here; see :func:`constraint_violation`.
     """
     coef, b = _check_solution(problem, coef, b)
-    hinge = problem.cost @ np.maximum(residuals(problem, coef, b), 0.0)
+    if residual is None:
+        residual = residuals(problem, coef, b)
+    hinge = problem.cost @ np.maximum(residual, 0.0)
     bias = 0.0 if problem.hard_b else problem.bias_penalty * float(b.sum()) ** 2
     return regularizer(problem, coef) + float(hinge) + bias
 

@@ -20,16 +20,12 @@ def smoothed_hinge(r: np.ndarray, eps: float) -> np.ndarray:
     return out
 
 
-def dual_coef(problem: Problem, mu: np.ndarray) -> np.ndarray:
-    """A = M P⁺ with M_{i_p k_p} = y_p μ_p (SPEC §6); the kernel coefficients of the dual point μ."""
-    pairs = problem.pairs
-    M = np.zeros((problem.n_samples, problem.n_classes))
-    M[pairs.sample, pairs.label] = pairs.sign * mu
-    return M @ problem.coupling_pinv
-
-
 class GramOperator:
-    """Products with the training Gram matrix: G = X Xᵀ (linear, never formed) or the kernel's G."""
+    """Products with the training Gram matrix (G = X Xᵀ for linear problems, never formed; the kernel's G)
+    and the kernel coefficients A = M P⁺ of a dual point μ, M_{i_p k_p} = y_p μ_p (SPEC §6).
+
+    Dual points are sparse (μ_p = 0 off the support): only the rows of A of samples with a nonzero μ_p are
+    formed and multiplied."""
 
     def __init__(self, problem: Problem):
         self.problem = problem
@@ -48,26 +44,33 @@ class GramOperator:
         Q *= np.outer(sign, sign)
         return Q
 
-    @staticmethod
-    def _support(A: np.ndarray):
-        """The rows of A to multiply: dual coefficients are sparse (samples without support pairs have zero
-        rows), so only the nonzero ones, unless that is most of them."""
-        used = np.flatnonzero(A.any(axis=1))
-        return slice(None) if 2 * used.size > A.shape[0] else used
+    def dual_coef(self, mu: np.ndarray) -> tuple[np.ndarray | slice, np.ndarray]:
+        """(support, A[support]): the samples with a nonzero μ_p and their rows of A = M P⁺ (all samples,
+        as a slice, when that is most of them: indexing would only copy)."""
+        pairs, N = self.problem.pairs, self.problem.n_samples
+        nonzero = np.flatnonzero(mu)
+        support, row = np.unique(pairs.sample[nonzero], return_inverse=True)
+        if 2 * support.size > N:
+            support, row = slice(None), pairs.sample[nonzero]
+        M = np.zeros((N if isinstance(support, slice) else support.size, self.problem.n_classes))
+        M[row, pairs.label[nonzero]] = pairs.sign[nonzero] * mu[nonzero]
+        return support, M @ self.problem.coupling_pinv
 
-    def apply(self, A: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
-        """(G A)[rows]: the decision values without bias of the coefficients A at those samples."""
-        used = self._support(A)
+    def apply(self, mu: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """(G A)[rows]: the decision values without bias of the dual point μ at those samples."""
+        support, A = self.dual_coef(mu)
         if self.linear:
-            return self.basis[rows] @ (self.basis[used].T @ A[used])
-        return self.basis[rows][:, used] @ A[used]
+            return self.basis[rows] @ (self.basis[support].T @ A)
+        return self.basis[rows][:, support] @ A
 
-    def coef(self, A: np.ndarray) -> np.ndarray:
-        """The reported coefficients: W = Xᵀ A (linear) or A itself (kernel)."""
-        if not self.linear:
-            return A
-        used = self._support(A)
-        return self.basis[used].T @ A[used]
+    def coef(self, mu: np.ndarray) -> np.ndarray:
+        """The reported coefficients of μ: W = Xᵀ A (linear) or A itself (kernel)."""
+        support, A = self.dual_coef(mu)
+        if self.linear:
+            return self.basis[support].T @ A
+        full = np.zeros((self.problem.n_samples, self.problem.n_classes))
+        full[support] = A
+        return full
 
 
 @dataclass

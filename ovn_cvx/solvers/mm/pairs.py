@@ -9,7 +9,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from ...objective import regularizer, residuals
 from ...problem import Problem
-from .common import NEWTON_DAMPING, GramOperator, State, dual_coef
+from .common import NEWTON_DAMPING, GramOperator, State
 
 
 class PairStepper:
@@ -79,4 +79,4 @@ class PairStepper:
         return State((mu, u), 1.0 - u - self.sign * b[self.label], 0.5 * float(mu @ u), b)
 
     def solution(self, state: State):
-        return self.operator.coef(dual_coef(self.problem, state.params[0])), state.b
+        return self.operator.coef(state.params[0]), state.b

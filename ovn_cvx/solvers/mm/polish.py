@@ -5,7 +5,7 @@ Partition of the pairs: V (μ_p = c_p, r_p ≥ 0), S (r_p = 0, 0 ≤ μ_p ≤ c_
 
     hard b:  [Q_SS  Y_S  0] [μ_S]   [1 − Q_SV c_V]        soft b:  [Q_SS  Y_S  ] [μ_S]   [1 − Q_SV c_V]
              [Y_Sᵀ  0   −1] [ b ] = [ −Y_Vᵀ c_V  ]                 [Y_Sᵀ  −2γJ] [ b ] = [ −Y_Vᵀ c_V  ]
-             [0     1ᵀ   0] [ λ ]   [     0      ]
+             [0    −1ᵀ   0] [ λ ]   [     0      ]
 
 y_p f_p = 1 on S and every class carries the same dual mass m (= λ, or 2γΣb). The primal point is
 A = M P⁺ (W = XᵀA), which satisfies W-stationarity and the hard-w constraint by construction.
@@ -20,7 +20,7 @@ from scipy.linalg import LinAlgError, LinAlgWarning, lstsq, solve
 
 from ...objective import objective
 from ...problem import Problem
-from .common import GramOperator, dual_coef
+from .common import GramOperator
 
 IN_V, IN_S, IN_I = 1, 0, -1
 
@@ -37,12 +37,12 @@ class PolishOutcome:
 
 
 def _solve(matrix, rhs):
-    """LU solve; least squares (pivoted QR: gelsd's SVD measured to fail to converge on such systems) when
+    """Symmetric indefinite (LDLᵀ) solve; least squares (pivoted QR: gelsd's SVD measured to fail to converge on such systems) when
     the partition's system is singular, the certificate then decides; None if that fails too."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", LinAlgWarning)
         try:
-            return solve(matrix, rhs)
+            return solve(matrix, rhs, assume_a="sym")
         except (LinAlgError, LinAlgWarning):
             pass
     try:
@@ -111,12 +111,12 @@ def _polish(problem, operator, sets, reference, max_rounds, tol):
         matrix[np.arange(nS), nS + label[S]] = y[S]
         if problem.hard_b:
             matrix[nS:nS + K, -1] = -1.0
-            matrix[-1, nS:nS + K] = 1.0
+            matrix[-1, nS:nS + K] = -1.0  # Σb = 0, negated: the system stays symmetric
         else:
             matrix[nS:, nS:] = -gamma2
         rhs = np.zeros(size)
         # (Q_{SV} c_V): the margin pairs' decision values without bias from the V pairs alone
-        rhs[:nS] = 1.0 - y[S] * operator.apply(dual_coef(problem, mu), sample[S])[np.arange(nS), label[S]]
+        rhs[:nS] = 1.0 - y[S] * operator.apply(mu, sample[S])[np.arange(nS), label[S]]
         rhs[nS:nS + K] = -mass_V
         x = _solve(matrix, rhs)
         if x is None:
@@ -125,8 +125,7 @@ def _polish(problem, operator, sets, reference, max_rounds, tol):
         mu[S] = x[:nS]
         b = x[nS:nS + K]
 
-        A = dual_coef(problem, mu)
-        F = operator.apply(A) + b
+        F = operator.apply(mu) + b
         r_new = 1.0 - y * F[sample, label]
         r_tol = tol * max(1.0, float(np.abs(F).max()))
         low = S[mu[S] < -tol * c[S]]
@@ -148,8 +147,8 @@ def _polish(problem, operator, sets, reference, max_rounds, tol):
         consistent = (certificate["mass_spread"] <= m_tol and b_stat <= m_tol
                       and np.all(np.abs(r_new[S]) <= r_tol))
         if consistent and not (low.size or high.size or wrong.size):
-            coef = operator.coef(A)
-            value = objective(problem, coef, b)
+            coef = operator.coef(mu)
+            value = objective(problem, coef, b, r_new)
             if value <= reference + 1e-12 * max(1.0, abs(reference)):
                 return PolishOutcome(True, rounds, "certified", coef, b, value, certificate)
             reason = "objective above the MM iterate"

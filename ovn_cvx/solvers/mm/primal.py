@@ -7,11 +7,19 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, lu_factor, lu_solve
+from scipy.linalg import LinAlgError
+from scipy.linalg.lapack import dpotrf, dpotrs
 
 from ...kernels import KernelFactor
 from ...problem import Problem
 from .common import NEWTON_DAMPING, State
+
+
+def _weighted_gram(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Σ_p w_p φ̃_p φ̃_pᵀ as BᵀB with B = √w∘Φ̃ (w ≥ 0): NumPy computes BᵀB by a symmetric rank-k update, half
+    the flops of the general product Φ̃ᵀ(w∘Φ̃) (measured 1.6× faster for 2000×51)."""
+    scaled = rows * np.sqrt(weight)[:, None]
+    return scaled.T @ scaled
 
 
 class PrimalStepper:
@@ -24,8 +32,9 @@ class PrimalStepper:
         self.problem, self.factor = problem, factor
         self.features = problem.X if factor is None else factor.features
         self.d = d = self.features.shape[1]
-        bounds = np.searchsorted(pairs.label, np.arange(K + 1))
+        self.bounds = bounds = np.searchsorted(pairs.label, np.arange(K + 1))
         self.slices = [slice(bounds[k], bounds[k + 1]) for k in range(K)]
+        self.diag = np.arange(d)
         self.sign, self.cost = pairs.sign, problem.cost
         self.P = problem.coupling
         self.kappa = 1.0 if problem.hard_w else 1.0 - problem.alpha
@@ -34,7 +43,6 @@ class PrimalStepper:
         cbar = np.array([problem.alpha] * d + [2.0 * problem.bias_penalty])
         self.free = free.astype(float)
         self.e = np.where(free, cbar, 1.0)
-        self.eye = np.eye(d + 1)
 
     @cached_property
     def rows(self) -> list:
@@ -44,9 +52,10 @@ class PrimalStepper:
         return [np.hstack([self.features[pairs.sample[s]], np.ones((s.stop - s.start, 1))]) for s in self.slices]
 
     @cached_property
-    def cost_gram(self) -> list:
-        """Σ_{p in class k} c_p φ̃_p φ̃_pᵀ for every k: the fixed part of the Newton Hessians."""
-        return [(rows.T * self.cost[s]) @ rows for rows, s in zip(self.rows, self.slices)]
+    def cost_gram(self) -> np.ndarray:
+        """Σ_{p in class k} c_p φ̃_p φ̃_pᵀ for every k (K×D×D): the fixed part of the Newton Hessians, and the
+        whole Hessian of a uniform majorizer."""
+        return np.stack([_weighted_gram(rows, self.cost[s]) for rows, s in zip(self.rows, self.slices)])
 
     def _state(self, theta: np.ndarray, u: np.ndarray | None = None) -> State:
         if u is None:
@@ -69,45 +78,56 @@ class PrimalStepper:
     def step(self, z: np.ndarray) -> State:
         """Minimize the majorizer at z: H_k θ_k + q = g_k for all k, with the shared q (SPEC §9.2)."""
         omega = self.cost / (2.0 * z)
-        hessians = [(rows.T * omega[s]) @ rows for rows, s in zip(self.rows, self.slices)]
-        return self._minimize(hessians, omega * self.sign * (1.0 + z))
+        if np.all(z == z[0]):  # every cold start (r ≡ 1): a multiple of the cached cost Gram
+            hessians = self.cost_gram / (2.0 * z[0])
+        else:
+            hessians = np.stack([_weighted_gram(rows, omega[s]) for rows, s in zip(self.rows, self.slices)])
+        rhs = omega * self.sign * (1.0 + z)
+        return self._minimize(hessians, np.stack([rows.T @ rhs[s] for rows, s in zip(self.rows, self.slices)]))
 
     def newton(self, state: State, eps: float, damping: float = NEWTON_DAMPING) -> State:
         """The minimizer of the second-order model of F̃_ε at ``state`` (SPEC §9.7, generalized Newton):
         F̃_ε is quadratic on the band |r| < ε (curvature c/(2ε)) and linear outside it, where a small uniform
         curvature ``damping``·c/(2ε) keeps the system definite. Same structured solve as an MM step.
 
-        Uniform damping makes its share of H_k a fixed matrix (``cost_gram``, formed once), so a Newton
-        iteration costs |band|·d² + N·d instead of N·d²; damping 1e-3·c/(2|r|) (the first version) measured a
-        linearly converging Newton phase: 45 instead of 17 iterations at N = 10000."""
-        u, r = state.params[1], state.r
-        band = np.abs(r) < eps
-        curv = self.cost / (2.0 * eps)
-        hessians = []
-        for rows, s, gram in zip(self.rows, self.slices, self.cost_gram):
-            inside = np.flatnonzero(band[s])
-            H = (damping / (2.0 * eps)) * gram
-            H += (rows[inside].T * ((1.0 - damping) * curv[s][inside])) @ rows[inside]
-            hessians.append(H)
-        curv[~band] *= damping
-        slope = -self.sign * self.cost * np.where(band, (r + eps) / (2.0 * eps), (r > 0).astype(float))
-        return self._minimize(hessians, curv * u - slope)
+        Uniform damping makes its share of H_k a fixed matrix (``cost_gram``, formed once; damping
+        1e-3·c/(2|r|), the first version, measured a linearly converging Newton phase: 45 instead of 17
+        iterations at N = 10000). The model's linear term H_k θ_k − ∇_k(loss) needs only the pairs with a
+        nonzero hinge slope (r > −ε), so an iteration costs |band|·d² + |r > −ε|·d plus the residuals, not N·d²."""
+        theta, r = state.params[0], state.r
+        sloped = np.flatnonzero(r > -eps)
+        band = sloped[r[sloped] < eps]
+        slope = self.sign[sloped] * self.cost[sloped] * np.minimum((r[sloped] + eps) / (2.0 * eps), 1.0)
+        curv = (1.0 - damping) * self.cost[band] / (2.0 * eps)
+        sloped_cuts, band_cuts = np.searchsorted(sloped, self.bounds), np.searchsorted(band, self.bounds)
+        hessians = (damping / (2.0 * eps)) * self.cost_gram
+        g = np.empty_like(theta)
+        for k, (H, rows) in enumerate(zip(hessians, self.rows)):
+            near = slice(band_cuts[k], band_cuts[k + 1])
+            H += _weighted_gram(rows[band[near] - self.bounds[k]], curv[near])
+            near = slice(sloped_cuts[k], sloped_cuts[k + 1])
+            g[k] = H @ theta[k] + rows[sloped[near] - self.bounds[k]].T @ slope[near]
+        return self._minimize(hessians, g)
 
-    def _minimize(self, hessians: list, rhs: np.ndarray) -> State:
-        """argmin R + B + Σ_k ½ θ_kᵀ H_k θ_k − Σ_p rhs_p u_p (u_p = θ_{k_p}ᵀφ̃_{i_p}) under the hard constraints,
-        given the loss Hessians H_k = Σ_{p in class k} ω_p φ̃_p φ̃_pᵀ (overwritten)."""
-        K, D = len(self.rows), self.d + 1
-        h = np.empty((K, D))
-        Hinv = np.empty((K, D, D))
-        for k, (rows, s, H) in enumerate(zip(self.rows, self.slices, hessians)):
-            H[np.arange(self.d), np.arange(self.d)] += self.kappa
-            both = cho_solve(cho_factor(H, overwrite_a=True, check_finite=False),
-                             np.column_stack([rows.T @ rhs[s], self.eye]), check_finite=False)
+    def _minimize(self, hessians: np.ndarray, g: np.ndarray) -> State:
+        """argmin R + B + Σ_k ½ θ_kᵀ H_k θ_k − Σ_k g_kᵀ θ_k under the hard constraints, given the loss Hessians
+        H_k (K×D×D, overwritten) and linear terms g_k. One LAPACK Cholesky per block, called directly: the
+        blocks are small and scipy's wrappers measured twice the cost."""
+        K, D = g.shape
+        Hinv, h = np.empty((K, D, D)), np.empty((K, D))
+        unit = np.hstack([np.zeros((D, 1)), np.eye(D)])
+        for k, H in enumerate(hessians):
+            H[self.diag, self.diag] += self.kappa
+            factor, info = dpotrf(H.T, lower=True, overwrite_a=True, clean=False)  # H symmetric: Hᵀ is H
+            if info:
+                raise LinAlgError(f"MM block {k} of the majorizer is not positive definite (LAPACK info {info})")
+            unit[:, 0] = g[k]
+            both, _ = dpotrs(factor, unit, lower=True)
             h[k], Hinv[k] = both[:, 0], both[:, 1:]
         # s = Σ h_k − S_H q with q = e∘x (x = s on free, q on constrained coordinates)
         system = Hinv.sum(axis=0) * self.e
         system[np.arange(D), np.arange(D)] += self.free
-        x = lu_solve(lu_factor(system, overwrite_a=True, check_finite=False), h.sum(axis=0), check_finite=False)
+        x = np.linalg.solve(system, h.sum(axis=0))
         theta = h - Hinv @ (self.e * x)
         return self._state(theta)
 
