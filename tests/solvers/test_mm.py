@@ -287,8 +287,25 @@ def test_polish_certifies_only_a_kkt_point_below_the_iterate(multilabel_data, ma
     operator = GramOperator(p)
     ok = polish(p, operator, r, ref.objective + 1e-9, (1e-6,))
     assert ok.certified and ok.objective == pytest.approx(ref.objective, rel=1e-8)
+    # the polish evaluates F from the residuals it has just computed: the shared evaluator's own pass agrees
+    assert ok.objective == pytest.approx(ovn_cvx.objective(p, ok.coef, ok.b), rel=1e-13)
     assert ok.certificate["complementarity"] <= 1e-9 and ok.certificate["mass_spread"] <= 1e-9
     refused = polish(p, operator, r, ref.objective - 1e-3, (1e-6,))
     assert not refused.certified and refused.reason == "objective above the MM iterate"
     start = np.ones(len(p.pairs))  # residuals at W = 0, b = 0
     assert not polish(p, operator, start, np.inf, (1e-6,), max_rounds=1).certified
+
+
+def test_indefinite_majorizer_block_is_an_error_not_a_step(multiclass_data, make_problem):
+    """A block that Cholesky rejects (impossible for valid data: every class has a pair of positive cost) is
+    reported with its class, never turned into a step."""
+    from scipy.linalg import LinAlgError
+
+    from ovn_cvx.solvers.mm.primal import PrimalStepper
+
+    p = make_problem(multiclass_data, "SwSb", "linear")
+    stepper = PrimalStepper(p)
+    hessians = np.zeros((p.n_classes, stepper.d + 1, stepper.d + 1))
+    hessians[1, -1, -1] = -1.0  # the bias curvature of class 1; class 0 is singular first
+    with pytest.raises(LinAlgError, match="block 0 .* not positive definite"):
+        stepper._minimize(hessians, np.zeros((p.n_classes, stepper.d + 1)))

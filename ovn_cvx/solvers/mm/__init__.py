@@ -231,12 +231,12 @@ def _iterate(problem, stepper, eps, tol, max_iter, warm_coef, warm_b, relax, new
         kept = np.array_equal(new_sets, sets)
         stable = stable + 1 if kept else 0
         sets = new_sets
-        fresh = attempted_sets is None or not np.array_equal(sets, attempted_sets)
-        settled = stable >= 3 and t - last_attempt >= 10 and fresh
+        settled = stable >= 3 and t - last_attempt >= 10 and (
+            attempted_sets is None or not np.array_equal(sets, attempted_sets))
         # a full Newton step that keeps the partition it was modelled on lands on θ_ε (up to the damping):
         # the next iteration would only confirm it (measured: one iteration less out of 16 at N = 10000)
-        landed = step == 1.0 and kept and fresh
-        if converged or landed or t == max_iter or settled or t - last_attempt >= wait:
+        converged = converged or (step == 1.0 and kept)
+        if converged or t == max_iter or settled or t - last_attempt >= wait:
             outcome = attempt(state, exact)
         if converged and not outcome.certified:
             if eps <= min_eps:
