@@ -7,8 +7,8 @@ Run by hand (not a test):
     python benchmarks/bench_mm.py --sizes all --no-cvxpy
 
 Problems: SwHb, K = 5, M = 50, α = 0.2, β = 1, overlapping Gaussian blobs (``make_data``, separation 0.5).
-For every size: wall time (the fastest of ``--repeats`` runs, every method alike; compile time included for CVXPY
-and shown apart), iterations, peak Python-heap memory (one more run under tracemalloc, never timed: numpy arrays
+For every size: wall time (the fastest of ``--repeats`` runs, every method alike, taken in interleaved rounds so
+that a slow phase of the shared machine hits every method; compile time included for CVXPY and shown apart), iterations, peak Python-heap memory (one more run under tracemalloc, never timed: numpy arrays
 and CVXPY's Python objects; the solvers' native memory is not seen), the relative objective gap to the best objective found at that
 size (the certified MM optimum agrees with a tight Clarabel solve to ~1e-10), and the status. "MM warm" starts
 from the solution at β/1.2; "MM" is the default (generalized Newton steps), "plain MM" newton=False
@@ -19,6 +19,7 @@ Then a warm-started path of 20 β values vs 20 cold fits (fastest of ``--repeats
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 import tracemalloc
 import warnings
@@ -53,19 +54,26 @@ class Row:
     peak_mb: float = float("nan")
 
 
-def measure(fn, repeats=1):
-    """(value, wall seconds, peak traced MB) of fn(): the fastest of ``repeats`` untraced runs, then one run
-    under tracemalloc for the memory (tracing slows allocation-heavy code, so it is never timed)."""
-    seconds = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = fn()
-        seconds = min(seconds, time.perf_counter() - start)
+def peak_memory(fn):
+    """Peak traced MB of one run of fn() under tracemalloc (tracing slows allocation-heavy code: never timed)."""
     tracemalloc.start()
     fn()
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
-    return value, seconds, peak
+    return peak
+
+
+def measure(methods: dict, repeats=1):
+    """{name: (value, wall seconds, peak traced MB)} of every fn in ``methods``: the fastest of ``repeats``
+    untraced runs, taken in interleaved rounds (every method once per round, so that a slow phase of the shared
+    machine hits all of them alike, not whichever ran during it), then one traced run each for the memory."""
+    seconds, values = dict.fromkeys(methods, np.inf), {}
+    for _ in range(repeats):
+        for name, fn in methods.items():
+            start = time.perf_counter()
+            values[name] = fn()
+            seconds[name] = min(seconds[name], time.perf_counter() - start)
+    return {name: (values[name], seconds[name], peak_memory(fn)) for name, fn in methods.items()}
 
 
 def make_problem(kernel, n, beta=1.0):
@@ -76,41 +84,54 @@ def make_problem(kernel, n, beta=1.0):
     return problem, X, Y
 
 
+def fit_quietly(model, X, y):
+    """scikit-learn's convergence warnings are about *its* model, not the one benchmarked here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.fit(X, y)
+
+
 def bench_size(kernel, n, cvxpy_solvers, max_rbf_n, repeats):
     rows = []
     # the Gram matrix belongs to the problem (built once per kernel, shared by replace()): timed apart; a fit
     # "including the kernel" costs setup + MM cold
-    (problem, X, Y), seconds, peak = measure(lambda: make_problem(kernel, n))
+    setup = measure({"setup": lambda: make_problem(kernel, n)})["setup"]
+    (problem, X, Y), seconds, peak = setup
     if kernel != "linear":
         rows.append(Row(kernel, n, "problem setup (Gram matrix)", seconds, peak_mb=peak))
     previous = ovn_cvx.solve(problem.replace(beta=1.0 / 1.2), method="mm")
-    variants = [("MM cold", {}), ("MM warm", {"warm_start": previous})]
+    variants = {"MM cold": {}, "MM warm": {"warm_start": previous}}
     if kernel == "linear":  # plain MM (over-relaxation only, no Newton steps) for comparison
-        variants += [("plain MM cold", PLAIN_MM), ("plain MM warm", {**PLAIN_MM, "warm_start": previous})]
-    for name, options in variants:
-        result, seconds, peak = measure(lambda: ovn_cvx.solve(problem, method="mm", **options), repeats)
-        status = result.status + (" (certified)" if result.info["certified"] else "")
-        rows.append(Row(kernel, n, name, seconds, result.info["setup_time"], result.iterations, result.objective,
-                        status, peak))
+        variants.update({"plain MM cold": PLAIN_MM, "plain MM warm": {**PLAIN_MM, "warm_start": previous}})
+    methods = {name: functools.partial(ovn_cvx.solve, problem, method="mm", **options)
+               for name, options in variants.items()}
+    skipped = []
     for solver in cvxpy_solvers:
         limit = max_rbf_n.get(solver, max_rbf_n["*"]) if kernel != "linear" else np.inf
         if n > limit:
-            rows.append(Row(kernel, n, f"CVXPY {solver}", float("nan"), status=f"skipped (N > {limit}: too slow)"))
-            continue
-        result, seconds, peak = measure(lambda: ovn_cvx.solve(problem, solver=solver), repeats)
-        rows.append(Row(kernel, n, f"CVXPY {solver}", seconds, result.compile_time, result.iterations,
-                        result.objective, result.status, peak))
+            skipped.append(Row(kernel, n, f"CVXPY {solver}", float("nan"), status=f"skipped (N > {limit}: too slow)"))
+        else:
+            methods[f"CVXPY {solver}"] = functools.partial(ovn_cvx.solve, problem, solver=solver)
     y = Y.argmax(axis=1)
     if kernel == "linear":
         model = LinearSVC(multi_class="crammer_singer", C=problem.beta, max_iter=100000)
-        name = "LinearSVC(crammer_singer) [other model]"
+        other = "LinearSVC(crammer_singer) [other model]"
     else:
         model = SVC(kernel="rbf", C=problem.beta / 2)
-        name = "SVC rbf (one-vs-one) [other model]"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _, seconds, peak = measure(lambda: model.fit(X, y), repeats)
-    rows.append(Row(kernel, n, name, seconds, status="(time only)", peak_mb=peak))
+        other = "SVC rbf (one-vs-one) [other model]"
+    methods[other] = functools.partial(fit_quietly, model, X, y)
+    measured = measure(methods, repeats)
+    for name, (result, seconds, peak) in measured.items():
+        if name == other:
+            rows.extend(skipped)
+            rows.append(Row(kernel, n, name, seconds, status="(time only)", peak_mb=peak))
+        elif name.startswith("CVXPY"):
+            rows.append(Row(kernel, n, name, seconds, result.compile_time, result.iterations, result.objective,
+                            result.status, peak))
+        else:
+            status = result.status + (" (certified)" if result.info["certified"] else "")
+            rows.append(Row(kernel, n, name, seconds, result.info["setup_time"], result.iterations,
+                            result.objective, status, peak))
     return rows
 
 

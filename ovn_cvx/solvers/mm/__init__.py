@@ -88,7 +88,9 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, m
         Default 0.5 for a cold start with Newton steps and the polish (the ε continuation then refines it),
         else 1e-2.
     tol : float > 0
-        Stop when the relative decrease of F̃_ε in one iteration is ≤ tol.
+        Stop when the relative decrease of F̃_ε in one iteration is ≤ tol (with the polish, also when a full
+        Newton step keeps the active-set partition it was modelled on: it has reached F̃_ε's minimizer, up to the
+        damping).
     max_iter : int > 0
         Iteration limit; status "max_iter" unless the polish certifies the optimum.
     warm_start : SolveResult, optional

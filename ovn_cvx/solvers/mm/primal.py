@@ -17,7 +17,10 @@ from .common import NEWTON_DAMPING, State
 
 def _weighted_gram(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """Σ_p w_p φ̃_p φ̃_pᵀ as BᵀB with B = √w∘Φ̃ (w ≥ 0): NumPy computes BᵀB by a symmetric rank-k update, half
-    the flops of the general product Φ̃ᵀ(w∘Φ̃) (measured 1.6× faster for 2000×51)."""
+    the flops of the general product Φ̃ᵀ(w∘Φ̃) (measured 1.6× faster for 2000×51); equal weights (no sample or
+    label weights) need no scaled copy."""
+    if weight.size and np.all(weight == weight[0]):
+        return weight[0] * (rows.T @ rows)
     scaled = rows * np.sqrt(weight)[:, None]
     return scaled.T @ scaled
 
@@ -35,6 +38,7 @@ class PrimalStepper:
         self.bounds = bounds = np.searchsorted(pairs.label, np.arange(K + 1))
         self.slices = [slice(bounds[k], bounds[k + 1]) for k in range(K)]
         self.diag = np.arange(d)
+        self.unit = np.asfortranarray(np.hstack([np.zeros((d + 1, 1)), np.eye(d + 1)]))  # [g_k, I] for dpotrs
         self.sign, self.cost = pairs.sign, problem.cost
         self.P = problem.coupling
         self.kappa = 1.0 if problem.hard_w else 1.0 - problem.alpha
@@ -115,7 +119,7 @@ class PrimalStepper:
         blocks are small and scipy's wrappers measured twice the cost."""
         K, D = g.shape
         Hinv, h = np.empty((K, D, D)), np.empty((K, D))
-        unit = np.hstack([np.zeros((D, 1)), np.eye(D)])
+        unit = self.unit
         for k, H in enumerate(hessians):
             H[self.diag, self.diag] += self.kappa
             factor, info = dpotrf(H.T, lower=True, overwrite_a=True, clean=False)  # H symmetric: Hᵀ is H
