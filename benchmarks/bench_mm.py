@@ -8,8 +8,9 @@ Run by hand (not a test):
 
 Problems: SwHb, K = 5, M = 50, α = 0.2, β = 1, overlapping Gaussian blobs (``make_data``, separation 0.5).
 For every size: wall time (the fastest of ``--repeats`` runs, every method alike, taken in interleaved rounds so
-that a slow phase of the shared machine hits every method; compile time included for CVXPY and shown apart), iterations, peak Python-heap memory (one more run under tracemalloc, never timed: numpy arrays
-and CVXPY's Python objects; the solvers' native memory is not seen), the relative objective gap to the best objective found at that
+that a slow phase of the shared machine hits every method; compile time included for CVXPY and shown apart),
+iterations, peak Python-heap memory (one more run under tracemalloc, never timed: numpy arrays and CVXPY's Python
+objects; the solvers' native memory is not seen), the relative objective gap to the best objective found at that
 size (the certified MM optimum agrees with a tight Clarabel solve to ~1e-10), and the status. "MM warm" starts
 from the solution at β/1.2; "MM" is the default (generalized Newton steps), "plain MM" newton=False
 (over-relaxation only, at most 3000 iterations). scikit-learn's LinearSVC(crammer_singer) / SVC solve *other*

@@ -37,8 +37,9 @@ class PolishOutcome:
 
 
 def _solve(matrix, rhs):
-    """Symmetric indefinite (LDLᵀ) solve; least squares (pivoted QR: gelsd's SVD measured to fail to converge on such systems) when
-    the partition's system is singular, the certificate then decides; None if that fails too."""
+    """Symmetric indefinite (LDLᵀ) solve; least squares (pivoted QR: gelsd's SVD measured to fail to converge
+    on such systems) when the partition's system is singular, the certificate then decides; None if that fails
+    too."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", LinAlgWarning)
         try:
