@@ -107,10 +107,9 @@ class PrimalStepper:
         hessians = (damping / (2.0 * eps)) * self.cost_gram
         g = np.empty_like(theta)
         for k, (H, rows) in enumerate(zip(hessians, self.rows)):
-            near = slice(band_cuts[k], band_cuts[k + 1])
-            H += _weighted_gram(rows[band[near] - self.bounds[k]], curv[near])
-            near = slice(sloped_cuts[k], sloped_cuts[k + 1])
-            g[k] = H @ theta[k] + rows[sloped[near] - self.bounds[k]].T @ slope[near]
+            in_band, with_slope = slice(band_cuts[k], band_cuts[k + 1]), slice(sloped_cuts[k], sloped_cuts[k + 1])
+            H += _weighted_gram(rows[band[in_band] - self.bounds[k]], curv[in_band])
+            g[k] = H @ theta[k] + rows[sloped[with_slope] - self.bounds[k]].T @ slope[with_slope]
         return self._minimize(hessians, g)
 
     def _minimize(self, hessians: np.ndarray, g: np.ndarray) -> State:
