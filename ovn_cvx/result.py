@@ -9,8 +9,9 @@ from sklearn.utils.validation import check_array
 
 from .problem import Problem
 
-#: statuses that mean "this is a solution to the tolerance the method promises"
-SUCCESS_STATUSES = ("optimal", "converged")
+#: the status that means "a solution to the requested accuracy": CVXPY's solver verdict, or (fast solver) a
+#: proven bound on F − F* within ``gap_tol`` (SPEC §6)
+SUCCESS_STATUSES = ("optimal",)
 
 
 @dataclass
@@ -20,7 +21,8 @@ class SolveResult:
     ``coef`` is W (M×K) for the linear formulation and A (N×K) for kernels; ``objective`` comes from
     :func:`ovn_cvx.objective`, not from the solver. ``status`` is the solver's own verdict
     ("optimal", "optimal_inaccurate", "infeasible", "unbounded", "user_limit", "solver_error" for
-    CVXPY; "converged" or "max_iter" for MM); only "optimal" and "converged" count as ``success``.
+    CVXPY; "optimal", "inaccurate" or "max_iter" for the fast solver, which says "optimal" only with a proven
+    bound on F − F*, in ``info["gap_bound"]``); only "optimal" counts as ``success``.
     When no solution was produced, ``coef`` and ``b`` are None and ``objective`` is NaN.
     """
 

@@ -1,5 +1,5 @@
-"""The MM solver (SPEC §9): majorization-minimization of the ε-smoothed objective plus an exact,
-certified active-set polish.
+"""The fast solver (SPEC §9): majorization-minimization (MM) of the ε-smoothed objective, an exact finish
+(a structured interior-point method, or the active-set polish), and a proven bound on every result.
 
 * Each iteration minimizes the quadratic majorizer of the hinge at z_p = max(|r_p|, ε), i.e. it is exact
   MM on the smoothed objective F̃_ε, which is monotone; the stopping rule is on F̃_ε (§9.1).
@@ -9,26 +9,40 @@ certified active-set polish.
   solve, backtracking, an MM step when no Newton step lowers F̃_ε), from ε = 0.5 with ε-continuation.
 * The polish (§9.5) removes the ε bias: it is attempted when the active-set partition has settled (and at
   least every ``polish_every`` iterations) and accepted only with a KKT certificate.
+* The interior-point finish (§9.8) solves the exact QP with the same structured systems in a number of
+  iterations that does not depend on degeneracy (many pairs on the margin, W ≈ 0, α near its ends).
+* Every result carries the weak-duality bound F − D(μ̂) ≥ F − F* of §6; ``status`` is "optimal" (``success``)
+  only when that bound is within ``gap_tol``·max(1, |F|).
 """
 from __future__ import annotations
 
 import functools
-
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from ..._validation import check_number
-from ...objective import objective
+from ...duality import GapBound, gap_bound, project_hard_constraints
+from ...objective import objective, residuals
 from ...problem import Problem
 from ...result import SolveResult
 from .common import GramOperator, State, smoothed_hinge
+from .interior import InteriorPoint
 from .pairs import PairStepper
 from .polish import partition, polish
 from .primal import PrimalStepper
 
 FORMS = ("auto", "primal", "pair")
+FINISHES = ("auto", "interior", "polish", "none")
+#: iteration limit of the interior-point finish (measured 5–24 iterations; SPEC §9.8)
+INTERIOR_MAX_ITER = 100
+#: the interior point's own target for the relative bound: well inside the default gap_tol, near round-off
+INTERIOR_TOL = 1e-9
+#: band half-widths of the crossover's partition: an interior point at a relative gap of 1e-9 leaves its margin
+#: pairs' residuals at about 1e-8…1e-6
+CROSSOVER_DELTAS = (1e-6, 1e-4)
 #: the ε continuation (when the polish fails at convergence) stops at this floor
 MIN_EPS = 1e-6
 #: the ε continuation divides ε by this (measured linear N = 10000: 2 fewer iterations than 10, certified at
@@ -53,6 +67,8 @@ def _check_warm_start(problem: Problem, warm_start):
     if coef.shape != problem.coef_shape or b.shape != (problem.n_classes,):
         raise ValueError(f"warm_start has coef {coef.shape} and b {b.shape}, the problem needs "
                          f"{problem.coef_shape} and ({problem.n_classes},)")
+    if not (np.isfinite(coef).all() and np.isfinite(b).all()):
+        raise ValueError("warm_start has non-finite coefficients (NaN or inf)")
     return coef, b
 
 
@@ -75,82 +91,168 @@ def _make_stepper(problem: Problem, form: str):
     return PairStepper(problem, GramOperator(problem))
 
 
-def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, max_iter: int = 10000,
-             warm_start: SolveResult | None = None, relax: bool = True, polish: bool = True,
-             newton: bool = True, form: str = "auto", polish_every: int | None = None,
+@dataclass(frozen=True)
+class Options:
+    """The MM run's settings, validated once (see :func:`solve_mm`)."""
+
+    eps: float
+    tol: float
+    gap_tol: float
+    max_iter: int
+    relax: bool
+    newton: bool
+    finish: str
+    polish_every: int
+    burn_in: int
+
+    @property
+    def polishes(self) -> bool:
+        return self.finish == "polish"
+
+
+def _check_flag(name, flag):
+    if not isinstance(flag, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+    return bool(flag)
+
+
+def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, gap_tol: float = 1e-6,
+             max_iter: int = 10000, warm_start: SolveResult | None = None, relax: bool = True,
+             newton: bool = True, form: str = "auto", finish: str = "auto", polish_every: int | None = None,
              burn_in: int | None = None) -> SolveResult:
-    """Solve ``problem`` by MM on the ε-smoothed objective, finished by the certified polish.
+    """Solve ``problem`` exactly: MM phases where they win, an exact finish, and a proven bound.
 
     Parameters
     ----------
-    eps : float > 0, optional
+    eps : float in (0, 1], optional
         The floor ε of the majorizer: MM minimizes F̃_ε, within (ε/4)·Σ_{band} c_p of F (SPEC §9.1).
         Default 0.5 for a cold start with Newton steps and the polish (the ε continuation then refines it),
-        else 1e-2.
+        else 1e-2. Above 1 the smoothing covers every margin and the model loses its meaning.
     tol : float > 0
-        Stop when the relative decrease of F̃_ε in one iteration is ≤ tol (with the polish, also when a full
-        Newton step keeps the active-set partition it was modelled on: it has reached F̃_ε's minimizer, up to the
-        damping).
+        MM phases: stop when the relative decrease of F̃_ε in one iteration is ≤ tol (with the polish, also when
+        a full Newton step keeps the active-set partition it was modelled on).
+    gap_tol : float > 0
+        The requested accuracy: ``status`` is "optimal" (``success``) only when the proven bound F − D(μ̂) on
+        F − F* (SPEC §6) is ≤ gap_tol·max(1, |F|); otherwise "inaccurate" or "max_iter", with the bound in
+        ``info["gap_bound"]``.
     max_iter : int > 0
-        Iteration limit; status "max_iter" unless the polish certifies the optimum.
+        Iteration limit of the MM phase (the interior-point finish stops at min(max_iter, 100)).
     warm_start : SolveResult, optional
-        A solution of a problem with the same data and variant (e.g. a neighbouring β or α): MM starts there.
+        A solution of a problem with the same data and variant (e.g. a neighbouring β or α).
     relax : bool
         Over-relaxation θ ← 2θ_new − θ_old after ``burn_in`` iterations (default 20; 1 with Newton steps),
         kept only if F̃_ε decreases.
-    polish : bool
-        Attempt the active-set polish; accepted only with a KKT certificate.
     newton : bool
-        After ``burn_in`` MM iterations, take generalized Newton steps on F̃_ε with backtracking (SPEC §9.7;
-        default, both forms), falling back to an MM step when no Newton step lowers F̃_ε: F̃_ε stays
-        monotone; measured 20–100× fewer iterations on (near-)separable data, 5× less time over small and
-        mid-sized RBF problems in pair form. ``False``: plain MM.
+        After ``burn_in`` MM iterations, generalized Newton steps on F̃_ε with backtracking (SPEC §9.7),
+        falling back to an MM step when no Newton step lowers F̃_ε: F̃_ε stays monotone. ``False``: plain MM.
     form : {"auto", "primal", "pair"}
-        The iteration's form; "auto" is primal for linear problems and the cheaper one for kernels.
+        The structured systems' form; "auto" is primal for linear problems and the cheaper one for kernels.
+    finish : {"auto", "interior", "polish", "none"}
+        "interior": the interior-point method (SPEC §9.8) from a cold start, no MM phase. "polish": MM with
+        ε continuation and the certified active-set polish (§9.5). "none": MM alone (the paper's algorithm,
+        with Newton steps unless ``newton=False``). "auto" (default): from a warm start, one polish of the
+        warm start's own margin set (along a β or α path it is often still optimal: certified in one round),
+        then the interior point; from a cold start, the interior point.
     polish_every : int, optional
-        Attempt the polish at least this often (default 50 primal, 5 pair form; backing off ×2 up to ×8 after
-        failures), and whenever the active-set partition has been stable for 3 iterations.
+        ``finish="polish"``: attempt the polish at least this often (default 50 primal, 5 pair form; backing
+        off ×2 up to ×8 after failures), and whenever the active-set partition has been stable for 3 iterations.
 
-    ``status`` is "converged" when the polish is certified or the stopping rule holds, else "max_iter";
-    ``info["certified"]`` says whether the result is the exact optimum (to round-off).
+    ``info`` holds ``gap_bound`` (absolute), ``relative_gap_bound``, ``certified`` (= ``success``), ``finish``
+    (what produced the answer: "warm polish", "interior", "polish" or "mm") and the phases' counters.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be an ovn_cvx.Problem, got {type(problem).__name__}")
     if eps is not None:
         eps = check_number("eps", eps, low=0, strict=True)
+        if eps > 1.0:
+            raise ValueError(f"eps must be <= 1 (the margin's width), got {eps}: larger floors smooth every "
+                             "hinge into a quadratic and the model loses its meaning")
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+    if finish not in FINISHES:
+        raise ValueError(f"finish must be one of {FINISHES}, got {finish!r}")
     tol = check_number("tol", tol, low=0, strict=True)
+    gap_tol = check_number("gap_tol", gap_tol, low=0, strict=True)
     max_iter = check_number("max_iter", max_iter, low=1, integer=True)
+    relax, newton = _check_flag("relax", relax), _check_flag("newton", newton)
     if polish_every is not None:
         polish_every = check_number("polish_every", polish_every, low=1, integer=True)
     if burn_in is not None:
         burn_in = check_number("burn_in", burn_in, low=1, integer=True)
-    for name, flag in (("relax", relax), ("polish", polish), ("newton", newton)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
-    if form not in FORMS:
-        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
     warm_coef, warm_b = _check_warm_start(problem, warm_start)
 
     start = time.perf_counter()
     stepper = _make_stepper(problem, form)
     if eps is None:
         # without the polish there is no ε continuation: F̃_0.5's minimizer would be the answer
-        eps = 0.5 if newton and polish and warm_coef is None else 1e-2
-    if burn_in is None:
-        burn_in = 1 if newton else 20
-    if polish_every is None:
-        # a pair-form iteration costs O(n³), a polish round O(|S|³ + N²K): attempt often (measured RBF N=500:
-        # certified after 5 iterations instead of 50)
-        polish_every = 5 if stepper.form == "pair" else 50
-    # One BLAS thread: the linear iteration works on small matrices, where threads only add overhead (SPEC
-    # §9.7); on a loaded 2-core machine even the n×n Cholesky of the pair form measured 8× slower threaded.
+        eps = 0.5 if newton and finish == "polish" and warm_coef is None else 1e-2
+    # a pair-form iteration costs O(n³), a polish round O(|S|³ + N²K): attempt often (measured RBF N=500:
+    # certified after 5 iterations instead of 50)
+    options = Options(eps=eps, tol=tol, gap_tol=gap_tol, max_iter=max_iter, relax=relax, newton=newton,
+                      finish=finish, burn_in=burn_in or (1 if newton else 20),
+                      polish_every=polish_every or (5 if stepper.form == "pair" else 50))
+    # One BLAS thread: the iterations work on small matrices, where threads only add overhead (SPEC §9.7); on
+    # a loaded 2-core machine even the n×n Cholesky of the pair form measured 8× slower threaded.
     with _blas_controller().limit(limits=1, user_api="blas"):
         setup_time = time.perf_counter() - start
-        result = _iterate(problem, stepper, eps, tol, max_iter, warm_coef, warm_b, relax, newton, polish,
-                          polish_every, burn_in)
+        if finish in ("polish", "none"):
+            result = _mm(problem, stepper, options, warm_coef, warm_b)
+        else:
+            result = _finish(problem, stepper, options, warm_coef, warm_b)
     result.solve_time = time.perf_counter() - start
     result.info["setup_time"] = setup_time
     return result
+
+
+def _verdict(bound: GapBound, options: Options, hit_limit: bool) -> str:
+    """"optimal" only with a proven bound within the requested accuracy."""
+    if bound.relative <= options.gap_tol:
+        return "optimal"
+    return "max_iter" if hit_limit else "inaccurate"
+
+
+def _result(problem, stepper, coef, b, bound: GapBound, options, status, iterations, info, history=None):
+    info.update(gap_bound=bound.absolute, relative_gap_bound=bound.relative, certified=status == "optimal",
+                form=stepper.form, gap_tol=options.gap_tol)
+    return SolveResult(problem=problem, coef=coef, b=b, objective=bound.primal, status=status, method="mm",
+                       solver=f"MM-{stepper.form}", solve_time=0.0, iterations=iterations,
+                       history=None if history is None else np.asarray(history), info=info)
+
+
+def _finish(problem, stepper, options, warm_coef, warm_b) -> SolveResult:
+    """finish="auto"/"interior": the warm start's margin set first (auto), then the interior point, then one
+    crossover: the polish of the interior point's margin set, exact to round-off when it certifies."""
+    operator = GramOperator(problem)
+    if options.finish == "auto" and warm_coef is not None:
+        state = stepper.initial(warm_coef, warm_b)
+        exact = state.reg + float(problem.cost @ np.maximum(state.r, 0.0)) + _bias(problem, state)
+        found = _certified_polish(problem, operator, state.r, exact, (WARM_DELTA,), options)
+        if found is not None:
+            return _result(problem, stepper, *found, options, "optimal", 0, {"finish": "warm polish"}, [exact])
+    ipm = InteriorPoint(problem, stepper, min(INTERIOR_TOL, options.gap_tol)).run(min(options.max_iter,
+                                                                                     INTERIOR_MAX_ITER))
+    info = {"finish": "interior", "interior_iterations": ipm.iterations}
+    coef, b, bound = ipm.coef, ipm.b, ipm.bound
+    if bound.relative <= options.gap_tol:
+        found = _certified_polish(problem, operator, residuals(problem, coef, b), bound.primal, CROSSOVER_DELTAS,
+                                  options)
+        if found is not None and found[2].primal <= bound.primal:
+            (coef, b, bound), info["finish"] = found, "interior + polish"
+    status = _verdict(bound, options, hit_limit=not ipm.converged and ipm.iterations >= options.max_iter)
+    return _result(problem, stepper, coef, b, bound, options, status, ipm.iterations, info, ipm.history)
+
+
+def _certified_polish(problem, operator, r, reference, deltas, options):
+    """(coef, b, bound) of a polish that certifies with a proven bound within gap_tol, else None."""
+    outcome = polish(problem, operator, r, reference, deltas)
+    if not outcome.certified:
+        return None
+    bound = gap_bound(problem, outcome.coef, outcome.b, outcome.mu, primal=outcome.objective)
+    return (outcome.coef, outcome.b, bound) if bound.relative <= options.gap_tol else None
+
+
+def _bias(problem: Problem, state: State) -> float:
+    return problem.bias_penalty * float(state.b.sum()) ** 2 if not problem.hard_b else 0.0
 
 
 def _newton_step(stepper, state, smooth, eps, values, max_halvings=30):
@@ -169,105 +271,152 @@ def _newton_step(stepper, state, smooth, eps, values, max_halvings=30):
     return None, None, None, 0.0
 
 
-def _iterate(problem, stepper, eps, tol, max_iter, warm_coef, warm_b, relax, newton, do_polish, polish_every,
-             burn_in):
-    eps0, min_eps = eps, min(eps, MIN_EPS)
-    cost = problem.cost
-    soft_b = not problem.hard_b
+class PolishSchedule:
+    """When the MM phase attempts the polish: when the active-set partition has been stable for 3 iterations
+    (and changed since the last attempt), at convergence, at the iteration limit, and at least every
+    ``polish_every``·(1, 2, 4, 8, 8, …) iterations (backing off after failures)."""
 
-    def values(state: State):
-        bias = problem.bias_penalty * float(state.b.sum()) ** 2 if soft_b else 0.0
-        exact = state.reg + float(cost @ np.maximum(state.r, 0.0)) + bias
-        return exact, state.reg + float(cost @ smoothed_hinge(state.r, eps)) + bias
+    def __init__(self, every: int, eps: float, r: np.ndarray):
+        self.every, self.wait = every, every
+        self.attempts, self.last, self.attempted = 0, 0, None
+        self.sets, self.stable = partition(r, eps), 0
 
-    operator = GramOperator(problem) if do_polish else None
-    state = stepper.initial(warm_coef, warm_b)
-    exact, smooth = values(state)
-    history, smoothed = [exact], [smooth]
-    outcome, attempts, relaxed, newton_steps = None, 0, 0, 0
-    last_attempt, attempted_sets, wait = 0, None, polish_every
-    sets, stable = partition(state.r, eps), 0
-    status, stop = "max_iter", "max_iter"
+    def observe(self, r: np.ndarray, eps: float) -> bool:
+        """Record the partition of the new iterate; True if it is the one the previous iterate had."""
+        new = partition(r, eps)
+        kept = np.array_equal(new, self.sets)
+        self.stable = self.stable + 1 if kept else 0
+        self.sets = new
+        return kept
 
-    def attempt(state, exact, deltas=()):
-        nonlocal attempts, last_attempt, attempted_sets, wait
-        attempts += 1
-        if attempts > 1:  # back off after failures: periodic attempts at polish_every·(1, 2, 4, 8, 8, ...)
-            wait = min(2 * wait, 8 * polish_every)
-        last_attempt, attempted_sets = t, sets
-        # δ = ε fits the iterates near θ_ε; δ = 10ε (SPEC §9.5) those still far from it
-        return polish(problem, operator, state.r, exact, (*deltas, eps, 10.0 * eps))
+    def due(self, t: int, forced: bool) -> bool:
+        settled = self.stable >= 3 and t - self.last >= 10 and (
+            self.attempted is None or not np.array_equal(self.sets, self.attempted))
+        return forced or settled or t - self.last >= self.wait
 
-    t = 0
-    if do_polish and warm_coef is not None:
-        # first the warm start's own margin set (|r| at round-off): along a β or α path it often stays the
-        # optimal partition (measured: the same 157 margin pairs for β from 0.25 to 4), certified in one round
-        outcome = attempt(state, exact, (WARM_DELTA,))
-    while not (outcome is not None and outcome.certified) and t < max_iter:
-        t += 1
-        new, step = None, 0.0
-        if newton and t > burn_in:
-            new, new_exact, new_smooth, step = _newton_step(stepper, state, smooth, eps, values)
-            newton_steps += new is not None
+    def attempted_at(self, t: int):
+        self.attempts += 1
+        if self.attempts > 1:
+            self.wait = min(2 * self.wait, 8 * self.every)
+        self.last, self.attempted = t, self.sets
+
+
+class MMRun:
+    """The state of one MM run (SPEC §9.1–§9.7) and its named steps; :func:`_mm` is the loop over them."""
+
+    def __init__(self, problem, stepper, options: Options, warm_coef, warm_b):
+        self.problem, self.stepper, self.options = problem, stepper, options
+        self.eps, self.min_eps = options.eps, min(options.eps, MIN_EPS)
+        self.state = stepper.initial(warm_coef, warm_b)
+        self.exact, self.smooth = self.values(self.state)
+        self.history, self.smoothed = [self.exact], [self.smooth]
+        self.t, self.relaxed, self.newton_steps = 0, 0, 0
+        self.operator = GramOperator(problem) if options.polishes else None
+        self.schedule = PolishSchedule(options.polish_every, self.eps, self.state.r)
+        self.outcome = None
+        if options.polishes and warm_coef is not None:
+            # first the warm start's own margin set (|r| at round-off): along a β or α path it often stays the
+            # optimal partition (measured: the same 157 margin pairs for β from 0.25 to 4)
+            self.attempt_polish((WARM_DELTA,))
+
+    @property
+    def certified(self) -> bool:
+        return self.outcome is not None and self.outcome.certified
+
+    def values(self, state: State):
+        """(F, F̃_ε) at ``state``."""
+        bias = _bias(self.problem, state)
+        cost = self.problem.cost
+        return (state.reg + float(cost @ np.maximum(state.r, 0.0)) + bias,
+                state.reg + float(cost @ smoothed_hinge(state.r, self.eps)) + bias)
+
+    def mm_step(self):
+        """One MM step at z = max(|r|, ε), over-relaxed when that lowers F̃_ε (SPEC §9.2, §9.7)."""
+        new = self.stepper.step(np.maximum(np.abs(self.state.r), self.eps))
+        exact, smooth = self.values(new)
+        if self.options.relax and self.t > self.options.burn_in and self.state.params is not None:
+            candidate = self.stepper.relax(new, self.state)
+            cand_exact, cand_smooth = self.values(candidate)
+            if cand_smooth < smooth:
+                self.relaxed += 1
+                return candidate, cand_exact, cand_smooth, 0.0
+        return new, exact, smooth, 0.0
+
+    def step(self) -> tuple[float, float]:
+        """Newton with backtracking after the burn-in, else (or when it fails) an MM step; returns (decrease of
+        F̃_ε, Newton step length)."""
+        self.t += 1
+        new = None
+        if self.options.newton and self.t > self.options.burn_in:
+            new, exact, smooth, length = _newton_step(self.stepper, self.state, self.smooth, self.eps, self.values)
+            self.newton_steps += new is not None
         if new is None:
-            z = np.maximum(np.abs(state.r), eps)
-            new = stepper.step(z)
-            new_exact, new_smooth = values(new)
-            if relax and t > burn_in and state.params is not None:
-                candidate = stepper.relax(new, state)
-                cand_exact, cand_smooth = values(candidate)
-                if cand_smooth < new_smooth:
-                    new, new_exact, new_smooth = candidate, cand_exact, cand_smooth
-                    relaxed += 1
-        decrease = smooth - new_smooth
-        state, exact, smooth = new, new_exact, new_smooth
-        history.append(exact)
-        smoothed.append(smooth)
-        converged = decrease <= tol * abs(smooth)
-        if not do_polish:
-            if converged:
-                status, stop = "converged", "tol"
-                break
-            continue
-        new_sets = partition(state.r, eps)
-        kept = np.array_equal(new_sets, sets)
-        stable = stable + 1 if kept else 0
-        sets = new_sets
-        settled = stable >= 3 and t - last_attempt >= 10 and (
-            attempted_sets is None or not np.array_equal(sets, attempted_sets))
-        # a full Newton step that keeps the partition it was modelled on lands on θ_ε (up to the damping):
-        # the next iteration would only confirm it (measured: one iteration less out of 16 at N = 10000)
-        converged = converged or (step == 1.0 and kept)
-        if converged or t == max_iter or settled or t - last_attempt >= wait:
-            outcome = attempt(state, exact)
-        if converged and not outcome.certified:
-            if eps <= min_eps:
-                status, stop = "converged", "tol"
-                break
-            # F̃_ε has converged but θ_ε is too far from the optimum for the polish: continue MM on a
-            # smaller floor (F̃ stays monotone, h_ε is nondecreasing in ε)
-            eps = max(eps / EPS_FACTOR, min_eps)
-            smooth = values(state)[1]
-            sets = partition(state.r, eps)
+            new, exact, smooth, length = self.mm_step()
+        decrease = self.smooth - smooth
+        self.state, self.exact, self.smooth = new, exact, smooth
+        self.history.append(exact)
+        self.smoothed.append(smooth)
+        return decrease, length
 
-    # "eps": the floor of the last iterations (the F̃_ε an uncertified result approximates)
-    info = {"form": stepper.form, "eps": eps, "eps_initial": eps0, "tol": tol,
-            "smoothed_history": np.asarray(smoothed), "relaxed_steps": relaxed, "newton_steps": newton_steps,
-            "polish_attempts": attempts, "certified": False}
-    if outcome is not None and outcome.certified:
-        coef, b, value = outcome.coef, outcome.b, outcome.objective
-        status, stop = "converged", "certified"
-        info.update(certified=True, certificate=outcome.certificate, polish_rounds=outcome.rounds,
-                    polish_iteration=t)
+    def attempt_polish(self, deltas=()):
+        # δ = ε fits the iterates near θ_ε; δ = 10ε (SPEC §9.5) those still far from it
+        self.schedule.attempted_at(self.t)
+        self.outcome = polish(self.problem, self.operator, self.state.r, self.exact,
+                              (*deltas, self.eps, 10.0 * self.eps))
+
+    def refine_eps(self) -> bool:
+        """F̃_ε has converged but θ_ε is too far from the optimum for the polish: continue MM on a smaller floor
+        (F̃ stays monotone, h_ε is nondecreasing in ε). False at the floor."""
+        if self.eps <= self.min_eps:
+            return False
+        self.eps = max(self.eps / EPS_FACTOR, self.min_eps)
+        self.smooth = self.values(self.state)[1]
+        self.schedule.sets = partition(self.state.r, self.eps)
+        return True
+
+    def dual_estimate(self) -> np.ndarray:
+        """μ_p = c_p h'_ε(r_p), the slope of the smoothed hinge: the dual point MM converges to (SPEC §9.3)."""
+        return self.problem.cost * np.clip((self.state.r + self.eps) / (2.0 * self.eps), 0.0, 1.0)
+
+
+def _mm(problem, stepper, options: Options, warm_coef, warm_b) -> SolveResult:
+    """finish="polish"/"none": MM (with Newton steps) until the polish certifies or F̃_ε converges at the floor."""
+    run = MMRun(problem, stepper, options, warm_coef, warm_b)
+    stop = "max_iter"
+    while not run.certified and run.t < options.max_iter:
+        decrease, length = run.step()
+        converged = decrease <= options.tol * abs(run.smooth)
+        if options.polishes:
+            kept = run.schedule.observe(run.state.r, run.eps)
+            # a full Newton step that keeps the partition it was modelled on lands on θ_ε (up to the damping)
+            converged = converged or (length == 1.0 and kept)
+            if run.schedule.due(run.t, converged or run.t == options.max_iter):
+                run.attempt_polish()
+        if converged and not run.certified and not (options.polishes and run.refine_eps()):
+            stop = "tol"
+            break
+    return _mm_result(run, stop)
+
+
+def _mm_result(run: MMRun, stop: str) -> SolveResult:
+    problem, options = run.problem, run.options
+    info = {"eps": run.eps, "eps_initial": options.eps, "tol": options.tol,
+            "smoothed_history": np.asarray(run.smoothed), "relaxed_steps": run.relaxed,
+            "newton_steps": run.newton_steps, "polish_attempts": run.schedule.attempts}
+    if run.certified:
+        out = run.outcome
+        coef, b, mu, primal = out.coef, out.b, out.mu, out.objective
+        info.update(finish="polish", certificate=out.certificate, polish_rounds=out.rounds, polish_iteration=run.t)
+        stop = "certified"
     else:
-        coef, b = stepper.solution(state)
-        value = objective(problem, coef, b)
-        band = np.abs(state.r) < eps
+        coef, b = project_hard_constraints(problem, *run.stepper.solution(run.state))
+        mu, primal = run.dual_estimate(), None
+        band = np.abs(run.state.r) < run.eps
         # F̃_ε − F at this iterate; at the limit θ_ε it bounds F(θ_ε) − F* (SPEC §9.1.3)
-        info["smoothing_bound"] = float(eps / 4.0 * cost[band].sum())
-        if outcome is not None:
-            info["polish_failure"] = outcome.reason
+        info.update(finish="mm", smoothing_bound=float(run.eps / 4.0 * problem.cost[band].sum()))
+        if run.outcome is not None:
+            info["polish_failure"] = run.outcome.reason
     info["stop"] = stop
-    return SolveResult(problem=problem, coef=coef, b=b, objective=value, status=status,
-                       method="mm", solver=f"MM-{stepper.form}", solve_time=0.0, iterations=t,
-                       history=np.asarray(history), info=info)
+    bound = gap_bound(problem, coef, b, mu, primal=primal)
+    status = _verdict(bound, options, hit_limit=stop == "max_iter")
+    return _result(problem, run.stepper, coef, b, bound, options, status, run.t, info, run.history)

@@ -5,11 +5,10 @@ Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} is formed once. The iterates are exact
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 from ...objective import regularizer, residuals
 from ...problem import Problem
-from .common import NEWTON_DAMPING, GramOperator, State
+from .common import NEWTON_DAMPING, Cholesky, GramOperator, State
 
 
 class PairStepper:
@@ -26,14 +25,20 @@ class PairStepper:
         self.diag = np.arange(n)
 
     def initial(self, coef=None, b=None) -> State:
-        """θ = 0, or a warm start given as (coef, b): then no μ is known (params None)."""
+        """θ = 0 (μ = 0), or a warm start given as (coef, b): then no μ is known (params None)."""
         if coef is None:
-            return State(None, np.ones(len(self.sign)), 0.0, np.zeros(self.problem.n_classes))
+            n = len(self.sign)
+            return State((np.zeros(n), np.zeros(n)), np.ones(n), 0.0, np.zeros(self.problem.n_classes))
         return State(None, residuals(self.problem, coef, b), regularizer(self.problem, coef), b.copy())
+
+    def system(self, omega: np.ndarray) -> "PairSystem":
+        """The factored pair-form system of min R + B + ½ Σ_p ω_p (a_p(θ) − t_p)²: its minimizer has μ_p =
+        ω_p (t_p − a_p) and solves (Q + diag(1/ω)) μ + Y_b b = t with the b-equations of the variant (SPEC §9.3)."""
+        return PairSystem(self, 1.0 / omega)
 
     def step(self, z: np.ndarray) -> State:
         """Solve (Q + diag(2z/c)) μ + Y_b b = 1 + z with the b-equations of the variant (SPEC §9.3)."""
-        return self._minimize(2.0 * z / self.cost, 1.0 + z)
+        return PairSystem(self, 2.0 * z / self.cost).fit(1.0 + z)
 
     def newton(self, state: State, eps: float, damping: float = NEWTON_DAMPING) -> State:
         """The generalized Newton step on F̃_ε of the primal form (see ``PrimalStepper.newton``) in pair form:
@@ -45,31 +50,15 @@ class PairStepper:
         inv_omega = 2.0 * eps / self.cost
         inv_omega[~band] /= damping
         slope = np.where(band, (r + eps) / (2.0 * eps), (r > 0).astype(float))
-        return self._minimize(inv_omega, 1.0 - r + self.cost * slope * inv_omega)
+        return PairSystem(self, inv_omega).fit(1.0 - r + self.cost * slope * inv_omega)
 
-    def _minimize(self, inv_omega: np.ndarray, rhs: np.ndarray) -> State:
-        """Solve (Q + diag(inv_omega)) μ + Y_b b = rhs with the b-equations of the variant."""
+    @property
+    def gram(self) -> np.ndarray:
+        """Q, formed at the first solve: a warm start certified at once never needs it."""
         if self.Q is None:
             self.Q = self.operator.pair_block(slice(None))
             self._work = np.empty_like(self.Q)
-        H = self._work
-        np.copyto(H, self.Q)
-        H[self.diag, self.diag] += inv_omega
-        factor = cho_factor(H, overwrite_a=True, check_finite=False)
-        sol = cho_solve(factor, np.column_stack([rhs, self.Yb]), check_finite=False)
-        h, HY = sol[:, 0], sol[:, 1:]
-        S, rhs_b = self.Yb.T @ HY, self.Yb.T @ h
-        K = S.shape[0]
-        if self.problem.hard_b:
-            # S b = rhs_b − λ1, 1ᵀb = 0 (λ: multiplier of Σb = 0, the common class mass m)
-            bordered = np.block([[S, np.ones((K, 1))], [np.ones((1, K)), np.zeros((1, 1))]])
-            b = np.linalg.solve(bordered, np.append(rhs_b, 0.0))[:K]
-        else:
-            b = np.linalg.solve(S + 2.0 * self.problem.bias_penalty * np.ones((K, K)), rhs_b)
-        mu = h - HY @ b
-        yb = self.sign * b[self.label]
-        u = rhs - inv_omega * mu - yb  # = Qμ, without an extra product
-        return State((mu, u), 1.0 - u - yb, 0.5 * float(mu @ u), b)
+        return self.Q
 
     def relax(self, new: State, old: State, t: float = 2.0) -> State:
         """θ ← θ_old + t(θ_new − θ_old), linear in (μ, Qμ, b); t = 2 is over-relaxation (SPEC §9.7)."""
@@ -80,3 +69,38 @@ class PairStepper:
 
     def solution(self, state: State):
         return self.operator.coef(state.params[0]), state.b
+
+
+class PairSystem:
+    """The factored system (Q + diag(1/ω)) μ + Y_b b = t with the b-equations of the variant (SPEC §9.3): one
+    n×n Cholesky and the K×K (bordered) system for b; each :meth:`fit` then costs O(n²)."""
+
+    def __init__(self, stepper: PairStepper, inv_omega: np.ndarray):
+        self.stepper, self.inv_omega = stepper, inv_omega
+        Q = stepper.gram
+        H = stepper._work
+        np.copyto(H, Q)
+        H[stepper.diag, stepper.diag] += inv_omega
+        self.cholesky = Cholesky(H, "the pair-form system")
+        self.HY = self.cholesky.solve(stepper.Yb)
+        S = stepper.Yb.T @ self.HY
+        K = S.shape[0]
+        if stepper.problem.hard_b:
+            # S b = rhs_b − λ1, 1ᵀb = 0 (λ: multiplier of Σb = 0, the common class mass m)
+            self.b_system = np.block([[S, np.ones((K, 1))], [np.ones((1, K)), np.zeros((1, 1))]])
+        else:
+            self.b_system = S + 2.0 * stepper.problem.bias_penalty * np.ones((K, K))
+
+    def fit(self, rhs: np.ndarray) -> State:
+        st = self.stepper
+        h = self.cholesky.solve(rhs)
+        rhs_b = st.Yb.T @ h
+        K = rhs_b.size
+        if st.problem.hard_b:
+            b = np.linalg.solve(self.b_system, np.append(rhs_b, 0.0))[:K]
+        else:
+            b = np.linalg.solve(self.b_system, rhs_b)
+        mu = h - self.HY @ b
+        yb = st.sign * b[st.label]
+        u = rhs - self.inv_omega * mu - yb  # = Qμ, without an extra product
+        return State((mu, u), 1.0 - u - yb, 0.5 * float(mu @ u), b)

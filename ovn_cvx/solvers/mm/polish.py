@@ -34,6 +34,7 @@ class PolishOutcome:
     b: np.ndarray | None = None
     objective: float = np.nan
     certificate: dict = field(default_factory=dict)
+    mu: np.ndarray | None = None  # the dual point of a certified partition
 
 
 def _solve(matrix, rhs):
@@ -151,7 +152,7 @@ def _polish(problem, operator, sets, reference, max_rounds, tol):
             coef = operator.coef(mu)
             value = objective(problem, coef, b, r_new)
             if value <= reference + 1e-12 * max(1.0, abs(reference)):
-                return PolishOutcome(True, rounds, "certified", coef, b, value, certificate)
+                return PolishOutcome(True, rounds, "certified", coef, b, value, certificate, mu)
             reason = "objective above the MM iterate"
             break
         if not (low.size or high.size or wrong.size):

@@ -7,12 +7,11 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
-from scipy.linalg import LinAlgError
-from scipy.linalg.lapack import dpotrf, dpotrs
+from scipy.linalg import lu_factor, lu_solve
 
 from ...kernels import KernelFactor
 from ...problem import Problem
-from .common import NEWTON_DAMPING, State
+from .common import NEWTON_DAMPING, Cholesky, State
 
 
 def _weighted_gram(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -38,7 +37,6 @@ class PrimalStepper:
         self.bounds = bounds = np.searchsorted(pairs.label, np.arange(K + 1))
         self.slices = [slice(bounds[k], bounds[k + 1]) for k in range(K)]
         self.diag = np.arange(d)
-        self.unit = np.asfortranarray(np.hstack([np.zeros((d + 1, 1)), np.eye(d + 1)]))  # [g_k, I] for dpotrs
         self.sign, self.cost = pairs.sign, problem.cost
         self.P = problem.coupling
         self.kappa = 1.0 if problem.hard_w else 1.0 - problem.alpha
@@ -79,15 +77,19 @@ class PrimalStepper:
         pairs = self.problem.pairs
         return self._state(theta, (self.features @ theta[:, :-1].T + b)[pairs.sample, pairs.label])
 
+    def system(self, omega: np.ndarray, hessians: np.ndarray | None = None) -> "PrimalSystem":
+        """The factored system of the weighted least-squares problem min R + B + ½ Σ_p ω_p (a_p(θ) − t_p)², a_p
+        = y_p θ_{k_p}ᵀφ̃_{i_p}: an MM step (ω = c/(2z), t = 1 + z) and an interior-point step solve it.
+        ``hessians``: Σ_p ω_p φ̃_p φ̃_pᵀ per class when the caller has it."""
+        if hessians is None:
+            hessians = np.stack([_weighted_gram(rows, omega[s]) for rows, s in zip(self.rows, self.slices)])
+        return PrimalSystem(self, hessians, omega)
+
     def step(self, z: np.ndarray) -> State:
         """Minimize the majorizer at z: H_k θ_k + q = g_k for all k, with the shared q (SPEC §9.2)."""
-        omega = self.cost / (2.0 * z)
-        if np.all(z == z[0]):  # every cold start (r ≡ 1): a multiple of the cached cost Gram
-            hessians = self.cost_gram / (2.0 * z[0])
-        else:
-            hessians = np.stack([_weighted_gram(rows, omega[s]) for rows, s in zip(self.rows, self.slices)])
-        rhs = omega * self.sign * (1.0 + z)
-        return self._minimize(hessians, np.stack([rows.T @ rhs[s] for rows, s in zip(self.rows, self.slices)]))
+        # every cold start has r ≡ 1: the Hessians are then a multiple of the cached cost Gram
+        hessians = self.cost_gram / (2.0 * z[0]) if np.all(z == z[0]) else None
+        return self.system(self.cost / (2.0 * z), hessians).fit(1.0 + z)
 
     def newton(self, state: State, eps: float, damping: float = NEWTON_DAMPING) -> State:
         """The minimizer of the second-order model of F̃_ε at ``state`` (SPEC §9.7, generalized Newton):
@@ -110,29 +112,7 @@ class PrimalStepper:
             in_band, with_slope = slice(band_cuts[k], band_cuts[k + 1]), slice(sloped_cuts[k], sloped_cuts[k + 1])
             H += _weighted_gram(rows[band[in_band] - self.bounds[k]], curv[in_band])
             g[k] = H @ theta[k] + rows[sloped[with_slope] - self.bounds[k]].T @ slope[with_slope]
-        return self._minimize(hessians, g)
-
-    def _minimize(self, hessians: np.ndarray, g: np.ndarray) -> State:
-        """argmin R + B + Σ_k ½ θ_kᵀ H_k θ_k − Σ_k g_kᵀ θ_k under the hard constraints, given the loss Hessians
-        H_k (K×D×D, overwritten) and linear terms g_k. One LAPACK Cholesky per block, called directly: the
-        blocks are small and scipy's wrappers measured twice the cost."""
-        K, D = g.shape
-        Hinv, h = np.empty((K, D, D)), np.empty((K, D))
-        unit = self.unit
-        for k, H in enumerate(hessians):
-            H[self.diag, self.diag] += self.kappa
-            factor, info = dpotrf(H.T, lower=True, overwrite_a=True, clean=False)  # H symmetric: Hᵀ is H
-            if info:
-                raise LinAlgError(f"MM block {k} of the majorizer is not positive definite (LAPACK info {info})")
-            unit[:, 0] = g[k]
-            both, _ = dpotrs(factor, unit, lower=True)
-            h[k], Hinv[k] = both[:, 0], both[:, 1:]
-        # s = Σ h_k − S_H q with q = e∘x (x = s on free, q on constrained coordinates)
-        system = Hinv.sum(axis=0) * self.e
-        system[np.arange(D), np.arange(D)] += self.free
-        x = np.linalg.solve(system, h.sum(axis=0))
-        theta = h - Hinv @ (self.e * x)
-        return self._state(theta)
+        return self._state(PrimalSystem(self, hessians).solve(g))
 
     def relax(self, new: State, old: State, t: float = 2.0) -> State:
         """θ ← θ_old + t(θ_new − θ_old): over-relaxation (t = 2, SPEC §9.7) or a line-search point."""
@@ -143,3 +123,37 @@ class PrimalStepper:
     def solution(self, state: State):
         C = state.params[0][:, :-1].T
         return (C if self.factor is None else self.factor.to_coef(C)), state.b
+
+
+class PrimalSystem:
+    """The factored structured system (SPEC §9.2): min R + B + Σ_k ½ θ_kᵀ H_k θ_k − Σ_k g_kᵀ θ_k under the hard
+    constraints, for loss Hessians H_k (K×D×D, overwritten): one Cholesky per block and one LU of the D×D
+    coupling system; each :meth:`solve` then costs O(K D²)."""
+
+    def __init__(self, stepper: PrimalStepper, hessians: np.ndarray, omega: np.ndarray | None = None):
+        self.stepper, self.omega = stepper, omega
+        K, D = hessians.shape[:2]
+        self.blocks, Hinv_sum = [], np.zeros((D, D))
+        unit = np.eye(D)
+        for k, H in enumerate(hessians):
+            H[stepper.diag, stepper.diag] += stepper.kappa
+            self.blocks.append(Cholesky(H, f"MM block {k} of the majorizer"))
+            Hinv_sum += self.blocks[-1].solve(unit)
+        # s = Σ h_k − S_H q with q = e∘x (x = s on free, q on constrained coordinates)
+        system = Hinv_sum * stepper.e
+        system[np.arange(D), np.arange(D)] += stepper.free
+        self.coupling = lu_factor(system, check_finite=False)
+
+    def solve(self, g: np.ndarray) -> np.ndarray:
+        """θ for the linear terms g (K×D). Block solves, not products with the inverses: the interior point's
+        weights span many orders of magnitude and explicit inverses lose the digits it needs."""
+        h = np.stack([block.solve(gk) for block, gk in zip(self.blocks, g)])
+        x = lu_solve(self.coupling, h.sum(axis=0), check_finite=False)
+        q = self.stepper.e * x
+        return np.stack([hk - block.solve(q) for block, hk in zip(self.blocks, h)])
+
+    def fit(self, target: np.ndarray) -> State:
+        """The weighted least-squares fit of the targets t_p with the weights ω of :meth:`PrimalStepper.system`."""
+        st = self.stepper
+        rhs = self.omega * st.sign * target
+        return st._state(self.solve(np.stack([rows.T @ rhs[s] for rows, s in zip(st.rows, st.slices)])))

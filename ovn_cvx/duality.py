@@ -1,0 +1,122 @@
+"""The proven bound on F − F* (SPEC §6, weak duality), shared by every solver and by the KKT certificate.
+
+For any pair multipliers μ with 0 ≤ μ_p ≤ c_p and equal class masses m_k = Σ_{p: k_p = k} y_p μ_p = m,
+
+    D(μ) = Σ_p μ_p − ½ tr(P⁺ Mᵀ G M) [− m²/(4γ) for soft b]  ≤  F*,
+
+so F(W, b) − D(μ) bounds F(W, b) − F* for every feasible (W, b), whatever produced μ. :func:`feasible_dual`
+turns any candidate μ (the slopes of a smoothed hinge, an interior-point iterate, recovered multipliers) into
+such a point: clip to the box, then move every class's mass to one common value inside the box.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .objective import constraint_violation, objective
+from .problem import Problem
+
+
+@dataclass(frozen=True)
+class GapBound:
+    """F at the primal point, D at the feasible dual point, and the bound F − D ≥ F − F* (≥ 0 up to round-off).
+
+    ``relative`` is the bound over max(1, |F|), the scale of every accuracy statement in the package."""
+
+    primal: float
+    dual: float
+
+    @property
+    def absolute(self) -> float:
+        return max(self.primal - self.dual, 0.0)
+
+    @property
+    def relative(self) -> float:
+        return self.absolute / max(1.0, abs(self.primal))
+
+
+def _class_masses(problem: Problem, mu: np.ndarray) -> np.ndarray:
+    pairs = problem.pairs
+    return np.bincount(pairs.label, weights=pairs.sign * mu, minlength=problem.n_classes)
+
+
+def _common_mass(problem: Problem, mass: np.ndarray, lowest: np.ndarray, highest: np.ndarray) -> float:
+    """The class mass every class is moved to: the smallest one (moving down only removes weight), kept inside
+    every class's reachable range [lowest_k, highest_k] (which all contain 0); 0 when the soft-b penalty is 0
+    (b free: its stationarity forces m = 0)."""
+    if not problem.hard_b and problem.bias_penalty == 0:
+        return 0.0
+    return float(np.clip(mass.min(), lowest.max(), highest.min()))
+
+
+def _shift_mass(mu, c, sign, delta):
+    """Change Σ sign·μ of one class by ``delta`` inside the box: first release weight from the pairs whose sign
+    works against the change, then add weight to the others, each proportionally to what it can give."""
+    against = sign < 0 if delta > 0 else sign > 0
+    release = mu[against].sum()
+    take = min(1.0, abs(delta) / release) if release > 0 else 0.0
+    mu[against] *= 1.0 - take
+    rest = abs(delta) - take * release
+    room = c[~against] - mu[~against]
+    if rest > 0 and room.sum() > 0:
+        mu[~against] += room * min(1.0, rest / room.sum())
+    return mu
+
+
+def feasible_dual(problem: Problem, mu) -> np.ndarray:
+    """μ clipped to [0, c] with every class mass moved to one common value, inside the box (SPEC §6)."""
+    pairs, c = problem.pairs, problem.cost
+    mu = np.clip(np.nan_to_num(np.asarray(mu, dtype=np.float64), nan=0.0), 0.0, c)
+    positive = pairs.sign > 0
+    highest = np.bincount(pairs.label, weights=np.where(positive, c, 0.0), minlength=problem.n_classes)
+    lowest = -np.bincount(pairs.label, weights=np.where(positive, 0.0, c), minlength=problem.n_classes)
+    mass = _class_masses(problem, mu)
+    target = _common_mass(problem, mass, lowest, highest)
+    bounds = np.searchsorted(pairs.label, np.arange(problem.n_classes + 1))  # pairs are sorted by class
+    for k in np.flatnonzero(mass != target):
+        s = slice(bounds[k], bounds[k + 1])
+        mu[s] = _shift_mass(mu[s], c[s], pairs.sign[s], target - mass[k])
+    return mu
+
+
+def dual_value(problem: Problem, mu: np.ndarray) -> float:
+    """D(μ) = Σ_p μ_p − ½ tr(P⁺ Mᵀ G M) [− m²/(4γ)] for a dual-feasible μ (SPEC §6), with the exact G (X Xᵀ for
+    linear problems, never formed), so that the bound holds for the problem as stated."""
+    pairs = problem.pairs
+    nonzero = np.flatnonzero(mu)
+    support, row = np.unique(pairs.sample[nonzero], return_inverse=True)
+    M = np.zeros((support.size, problem.n_classes))
+    np.add.at(M, (row, pairs.label[nonzero]), pairs.sign[nonzero] * mu[nonzero])
+    if problem.is_kernel:
+        GM = problem.gram[np.ix_(support, support)] @ M
+        quadratic = float(np.sum((M.T @ GM) * problem.coupling_pinv))
+    else:
+        XM = problem.X[support].T @ M
+        quadratic = float(np.sum((XM.T @ XM) * problem.coupling_pinv))
+    value = float(mu.sum()) - 0.5 * quadratic
+    if not problem.hard_b and problem.bias_penalty > 0:
+        value -= float(_class_masses(problem, mu).mean()) ** 2 / (4.0 * problem.bias_penalty)
+    return value
+
+
+def gap_bound(problem: Problem, coef, b, mu, *, primal: float | None = None) -> GapBound:
+    """The proven bound of (coef, b) from the candidate multipliers ``mu`` (made feasible first).
+
+    ``primal``: F(coef, b) when the caller has just evaluated it. The hard constraints of (coef, b) must hold
+    (to round-off): the bound is about the feasible set."""
+    if primal is None:
+        primal = objective(problem, coef, b)
+    return GapBound(primal=float(primal), dual=dual_value(problem, feasible_dual(problem, mu)))
+
+
+def project_hard_constraints(problem: Problem, coef: np.ndarray, b: np.ndarray):
+    """(coef, b) with the variant's hard constraints made exact: Σ_k b_k = 0 and Σ_k w_k = 0 (kernel: the rows
+    of A sum to 0) by removing the class mean. A solver's round-off left there would otherwise sit outside the
+    feasible set the bound is about."""
+    violation = constraint_violation(problem, coef, b)
+    if "sum_b" in violation:
+        b = b - b.mean()
+    if "sum_w" in violation:
+        coef = coef - coef.mean(axis=1, keepdims=True)
+    return coef, b
