@@ -88,12 +88,19 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
     support, row = np.unique(pairs.sample[nonzero], return_inverse=True)
     M = np.zeros((support.size, problem.n_classes))
     np.add.at(M, (row, pairs.label[nonzero]), pairs.sign[nonzero] * mu[nonzero])
-    if problem.is_kernel:
-        GM = problem.gram[np.ix_(support, support)] @ M
-        quadratic = float(np.sum((M.T @ GM) * problem.coupling_pinv))
-    else:
-        XM = problem.X[support].T @ M
-        quadratic = float(np.sum((XM.T @ XM) * problem.coupling_pinv))
+    # P⁺ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or Π (hard w): the centred and the mean part of M separately, each a
+    # sum of squares, never a difference of two large numbers (features of scale 1e6 put ~1e9 in both classes'
+    # columns of XᵀM, and their difference is what counts)
+    K, alpha = problem.n_classes, problem.alpha
+    parts = [(M - M.mean(axis=1, keepdims=True), 1.0 if problem.hard_w else 1.0 / (1.0 - alpha))]
+    if not problem.hard_w:
+        parts.append((M.sum(axis=1, keepdims=True), 1.0 / (K * (1.0 + (K - 1) * alpha))))
+    quadratic = 0.0
+    for part, weight in parts:
+        if problem.is_kernel:
+            quadratic += weight * float(np.sum(part * (problem.gram[np.ix_(support, support)] @ part)))
+        else:
+            quadratic += weight * float(np.sum((problem.X[support].T @ part) ** 2))
     value = float(mu.sum()) - 0.5 * quadratic
     if not problem.hard_b and problem.bias_penalty > 0:
         value -= float(_class_masses(problem, mu).mean()) ** 2 / (4.0 * problem.bias_penalty)

@@ -13,10 +13,8 @@ from ._validation import check_number
 
 NAMED_KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
 
-# SPEC §4.2: an eigenvalue below −NEGATIVE_TOL·scale means "not a kernel matrix";
-# eigenvalues at most CUTOFF·max(s) are dropped from the factor.
+# SPEC §4.2: an eigenvalue below −NEGATIVE_TOL·scale means "not a kernel matrix".
 NEGATIVE_TOL = 1e-8
-CUTOFF = 1e-10
 
 
 def validate_kernel(kernel, gamma=None) -> None:
@@ -89,7 +87,11 @@ def check_gram(G: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class KernelFactor:
-    """G = U diag(s) Uᵀ restricted to the r eigenvalues above ``CUTOFF·max(s)``.
+    """G = U diag(s) Uᵀ restricted to the r eigenvalues above round-off, N·ε_mach·max(s) (SPEC §9.9).
+
+    Only directions the eigensolver cannot tell from zero are dropped: a fixed relative cutoff (1e-10, before)
+    changed the problem on a badly scaled Gram (columns of scales 1e6 and 1 give eigenvalue ratios ~1e-12:
+    every solver then agreed on the wrong optimum).
 
     ``features`` is L = U_r diag(√s_r) (N×r, G ≈ L Lᵀ). Coefficients C in eigen-coordinates map back
     to A = U_r diag(s_r^{−1/2}) C (the minimum-norm coefficients, SPEC §4.2b).
@@ -102,7 +104,7 @@ class KernelFactor:
     def from_gram(cls, G: np.ndarray) -> "KernelFactor":
         """Factor a kernel matrix already validated by :func:`check_gram` (round-off negatives are clipped)."""
         s, U = np.linalg.eigh(G)
-        keep = s > CUTOFF * s[-1]
+        keep = s > G.shape[0] * np.finfo(np.float64).eps * s[-1]
         return cls(vectors=U[:, keep], values=s[keep])
 
     @property
