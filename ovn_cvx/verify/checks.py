@@ -228,8 +228,7 @@ def linear_kernel_problem(problem: Problem) -> Problem:
     """The kernel formulation of a linear problem, κ(x, y) = xᵀy given as a callable (SPEC §8)."""
     if problem.is_kernel:
         raise ValueError(f"problem must use kernel='linear', got {problem.kernel!r}")
-    return Problem(problem.X, problem.Y, problem.variant, linear_kernel, alpha=problem.alpha, beta=problem.beta,
-                   bias_penalty=problem.bias_penalty, sample_weight=problem.sample_weight)
+    return problem.replace(kernel=linear_kernel)
 
 
 def linear_kernel_consistency(problem: Problem, *, results: tuple | None = None, solver: str = "CLARABEL",
@@ -266,12 +265,8 @@ def bias_limit(problem: Problem, bias_penalties=(10.0, 100.0, 1000.0), *, solver
     gammas = np.sort(np.asarray(bias_penalties, dtype=float))
     if gammas.size == 0 or (gammas <= 0).any():
         raise ValueError(f"bias_penalties must be positive numbers, got {bias_penalties}")
-    hard = Problem(problem.X, problem.Y, problem.variant[:2] + "Hb", problem.kernel, alpha=problem.alpha,
-                   beta=problem.beta, gamma=problem.gamma, degree=problem.degree, coef0=problem.coef0,
-                   sample_weight=problem.sample_weight)
-    soft = Problem(problem.X, problem.Y, problem.variant[:2] + "Sb", problem.kernel, alpha=problem.alpha,
-                   beta=problem.beta, bias_penalty=float(gammas[0]), gamma=problem.gamma, degree=problem.degree,
-                   coef0=problem.coef0, sample_weight=problem.sample_weight)
+    hard = problem.replace(variant=problem.variant[:2] + "Hb")
+    soft = problem.replace(variant=problem.variant[:2] + "Sb", bias_penalty=float(gammas[0]))
     ref = solve(hard, solver=solver)
     _require_solution(ref, "the hard-b solution")
     m_hard = float(kkt_certificate(hard, ref.coef, ref.b).class_mass.mean())
