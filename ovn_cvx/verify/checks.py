@@ -29,6 +29,7 @@ from sklearn.svm import SVC
 
 from ..formulations import build
 from ..kkt import CONSTRAINT_TOL, KKT_TOL, kkt_certificate
+from ..labels import label_indicator, predict_labels
 from ..objective import constraint_violation, objective, training_decision
 from ..problem import Problem
 from ..result import SolveResult
@@ -82,18 +83,8 @@ def _require_solution(result: SolveResult, what: str) -> None:
         raise ValueError(f"{what} holds no solution ({result.method}/{result.solver}, status {result.status!r})")
 
 
-def predict_labels(problem: Problem, F: np.ndarray, threshold: float = 1.0) -> np.ndarray:
-    """SPEC §5 on decision values F (n×K), as a boolean n×K label matrix: multiclass (one positive label
-    per labelled row of Y) → argmax; multilabel → {k : f_k ≥ threshold}, or the argmax if that is empty."""
-    top = np.zeros(F.shape, dtype=bool)
-    top[np.arange(F.shape[0]), F.argmax(axis=1)] = True
-    if _multiclass(problem):
-        return top
-    labels = F >= threshold
-    return np.where(labels.any(axis=1, keepdims=True), labels, top)
-
-
 def _multiclass(problem: Problem) -> bool:
+    """One positive label per labelled row of Y: predictions are the argmax (SPEC §5)."""
     return bool(((problem.Y == 1).sum(axis=1) <= 1).all())
 
 
@@ -126,7 +117,8 @@ def reference_agreement(result: SolveResult, reference: SolveResult, *, tol: dic
     check.add("constraint_violation", max(constraint_violation(problem, result.coef, result.b).values(), default=0.0),
               tol["constraints"])
     decided = ~on_boundary(problem, F_ref)
-    same = (predict_labels(problem, F) == predict_labels(problem, F_ref)).all(axis=1)
+    multilabel = not _multiclass(problem)
+    same = (predict_labels(F, multilabel=multilabel) == predict_labels(F_ref, multilabel=multilabel)).all(axis=1)
     check.details.update(objective=value, reference_objective=reference.objective,
                          prediction_agreement=float(same[decided].mean()) if decided.any() else 1.0,
                          n_boundary=int((~decided).sum()))
@@ -173,13 +165,10 @@ def invariants(result: SolveResult, *, slack: float = INVARIANT_SLACK) -> CheckR
 def binary_problem(X, y, beta: float, kernel="linear", **kernel_params) -> Problem:
     """The K = 2 HwHb problem of SPEC §7: class 0 holds the samples of the larger label (SVC's positive
     class), class 1 the others."""
-    y = np.asarray(y)
-    classes = np.unique(y)
+    classes, Y = label_indicator(y)
     if classes.size != 2:
         raise ValueError(f"y must contain exactly two labels for the binary equivalence, got {classes.size}")
-    positive = y == classes[1]
-    Y = np.column_stack([positive, ~positive]).astype(float)
-    return Problem(X, Y, "HwHb", kernel, beta=beta, **kernel_params)
+    return Problem(X, Y[:, ::-1], "HwHb", kernel, beta=beta, **kernel_params)
 
 
 def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResult | None = None,
@@ -296,4 +285,4 @@ def bias_limit(problem: Problem, bias_penalties=(10.0, 100.0, 1000.0), *, solver
 
 __all__ = ["BINARY_TOL", "BINARY_TOL_KERNEL", "CheckResult", "LINEAR_KERNEL_TOL", "REFERENCE_TOL", "bias_limit",
            "binary_equivalence", "binary_problem", "invariants", "kkt_check", "linear_kernel_consistency",
-           "linear_kernel_problem", "on_boundary", "predict_labels", "reference_agreement"]
+           "linear_kernel_problem", "on_boundary", "reference_agreement"]

@@ -10,9 +10,10 @@ from ovn_cvx import Problem, objective, solve
 from ovn_cvx.formulations import build
 from ovn_cvx.verify import checks
 from ovn_cvx.verify.checks import (bias_limit, binary_equivalence, binary_problem, invariants, kkt_check,
-                                   linear_kernel_consistency, linear_kernel_problem, on_boundary, predict_labels,
-                                   reference_agreement)
-from ovn_cvx.verify.suite import BinaryCase, make_data
+                                   linear_kernel_consistency, linear_kernel_problem, on_boundary, reference_agreement)
+from ovn_cvx.datasets import make_data
+from ovn_cvx.labels import predict_labels
+from ovn_cvx.verify.suite import BinaryCase
 
 VARIANTS = {"SwSb": 0.3, "SwHb": -0.2, "HwSb": 0.0, "HwHb": 0.0}
 
@@ -203,7 +204,7 @@ def test_predict_labels_and_boundary(multilabel_data):
     X, Y, _ = multilabel_data
     problem = Problem(X, Y, "SwHb")
     F = np.array([[2.0, 0.5, 1.5, -1.0], [0.2, 0.9, 0.1, 0.0], [1.0, 0.0, 0.0, 0.0]])
-    labels = predict_labels(problem, F)
+    labels = predict_labels(F, multilabel=True)
     np.testing.assert_array_equal(labels, [[1, 0, 1, 0], [0, 1, 0, 0], [1, 0, 0, 0]])
     np.testing.assert_array_equal(on_boundary(problem, F), [False, False, True])
 

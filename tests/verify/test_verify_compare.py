@@ -10,7 +10,7 @@ from ovn_cvx import Problem
 from ovn_cvx.verify import comparison as compare_module
 from ovn_cvx.testing import assert_matches_reference
 from ovn_cvx.verify.comparison import Method, compare, compare_runs, default_methods
-from ovn_cvx.verify.runner import SuiteReport, shifted_geometric_mean
+from ovn_cvx.verify.results import SuiteReport, shifted_geometric_mean
 
 COLUMNS = {"method", "solver", "preset", "status", "claimed_success", "checked_success", "certified", "objective",
            "rel_gap", "max_df", "prediction_agreement", "constraint_violation", "kkt_residual", "kkt_stationarity",
