@@ -30,7 +30,7 @@ from .._reports import markdown_table
 from ..labels import label_indicator
 from .figures import set_name
 from .paper import paper_value
-from .protocols import (Grid, Method, baseline_methods, evaluate, ovn_method, reference_sigma,
+from .protocols import (ClassifierSpec, Grid, baseline_methods, evaluate, ovn_method, reference_sigma,
                         with_scaler)
 
 TABLES = ("unseen_label", "two_class", "multiclass", "multilabel")
@@ -131,7 +131,7 @@ def subsample(X, y, n, seed, task):
     return X[idx], y[idx]
 
 
-def methods_for(task: str, kernel: str, config: ReproduceConfig, ovn_class=None) -> list[Method]:
+def methods_for(task: str, kernel: str, config: ReproduceConfig, ovn_class=None) -> list[ClassifierSpec]:
     ovn = ovn_method(config.ovn_variant, config.ovn_solver, estimator_class=ovn_class)
     return [m for m in (ovn, *baseline_methods()) if task in m.tasks and kernel in m.kernels]
 

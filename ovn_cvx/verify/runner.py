@@ -87,7 +87,7 @@ def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, presets=P
     for linear problems, the γ → ∞ limit for soft-b problems, binary equivalence on ``binary``).
 
     ``formulations`` selects problems by variant ("SwHb"), kind ("linear", "kernel") or both
-    ("kernel-HwHb"). A method that is not available (solver not installed, no MM module) is recorded in
+    ("kernel-HwHb"). A method that is not available (solver not installed or unknown to CVXPY) is recorded in
     ``report.unavailable`` and the others still run. ``progress`` shows a tqdm bar when tqdm is installed.
     """
     with warnings.catch_warnings():
@@ -134,7 +134,7 @@ def _run_suite(suite, solvers, formulations, presets, binary, identities, progre
         found = [kkt_check(reference), invariants(reference)]
         mm = results.get("MM")
         if mm is not None and mm.success:  # with the slack of the accuracy MM claims
-            found.append(invariants(mm, slack=tolerances(Method.parse("MM"), mm)["objective"]))
+            found.append(invariants(mm, slack=tolerances(Method.parse("MM"), mm).objective))
             found[-1].name = "invariants_mm"
         if not problem.is_kernel:
             # an identity of the model: checked on high-accuracy solutions (‖ΔW‖ is only O(√ΔF))

@@ -8,15 +8,15 @@ from ovn_cvx import Problem, training_decision
 from ovn_cvx.testing import assert_matches_reference
 from ovn_cvx.datasets import make_data
 from ovn_cvx.labels import predict_labels
+from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
 
 KERNELS = ["linear", "rbf"]
 # Clarabel at its default tolerances is off by up to 1.3e-4 in f (multilabel HwSb: ΔF 1.8e-8, ECOS 6.7e-7) while
-# the certified MM is exact to round-off; a tight reference agrees with it to ~5e-10, so compare with that.
-TIGHT = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "tol_ktratio": 1e-9}
+# the certified MM is exact to round-off; compare with a tight reference.
 
 
 def tight_reference(problem):
-    ref = ovn_cvx.solve(problem, solver="CLARABEL", **TIGHT)
+    ref = ovn_cvx.solve(problem, solver="CLARABEL", **TIGHT_CLARABEL)
     assert ref.status == "optimal"
     return ref
 
