@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.svm import SVC, LinearSVC
 
 import ovn_cvx
-from ovn_cvx.verify.suite import make_data
+from ovn_cvx.datasets import make_data
 
 SIZES = {"small": {"linear": [1000], "rbf": [500]},
          "medium": {"linear": [1000, 3000], "rbf": [500, 1000]},

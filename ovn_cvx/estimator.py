@@ -17,6 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, column_or_1d, validate_data
 
 from ._validation import check_number
+from .labels import label_indicator, predict_labels
 from .objective import residuals, training_decision
 from .problem import Problem
 from .solve import solve
@@ -173,11 +174,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             return Y.astype(np.float64), np.arange(Y.shape[1]), True
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
-        classes, codes = np.unique(y, return_inverse=True)
+        classes, Y = label_indicator(y)
         if classes.size < 2:
             raise ValueError(f"OvNClassifier needs at least 2 classes in y, got 1 class: {classes[0]!r}")
-        Y = np.zeros((y.shape[0], classes.size))
-        Y[np.arange(y.shape[0]), codes] = 1.0
         return Y, classes, False
 
     def _label_weights(self, Y):
@@ -323,8 +322,5 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             return self.classes_[(F > 0).astype(int)]
         if not self.multilabel_:
             return self.classes_[np.argmax(F, axis=1)]
-        labels = (F >= self.threshold).astype(int)
-        if self.fallback == "argmax":
-            empty = ~labels.any(axis=1)
-            labels[empty, np.argmax(F[empty], axis=1)] = 1
-        return labels
+        return predict_labels(F, multilabel=True, threshold=self.threshold,
+                              fallback=self.fallback == "argmax").astype(int)

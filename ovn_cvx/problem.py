@@ -20,8 +20,14 @@ from sklearn.utils.validation import check_array
 
 from ._validation import check_number
 from .kernels import KernelFactor, check_gram, kernel_matrix, validate_kernel
+from .labels import label_indicator
 
 VARIANTS = ("SwSb", "SwHb", "HwSb", "HwHb")
+#: the constructor's arguments: the fields ``Problem.replace`` can change
+FIELDS = ("X", "Y", "variant", "kernel", "alpha", "beta", "bias_penalty", "gamma", "degree", "coef0",
+          "sample_weight", "label_weight")
+#: the fields the kernel matrix depends on: while none of them changes, ``replace`` shares it and its factor
+KERNEL_FIELDS = ("X", "kernel", "gamma", "degree", "coef0")
 
 
 def alpha_interval(n_classes: int) -> tuple[float, float]:
@@ -64,6 +70,26 @@ def _positive_weights(name, weights, size):
     return w
 
 
+def _check_membership(Y) -> np.ndarray:
+    """Y as a float N×K matrix over {−1, 0, 1} with K ≥ 2 and at least one member in every class."""
+    if sp.issparse(Y):
+        Y = Y.toarray()
+    Y = check_array(Y, dtype=np.float64, input_name="Y", ensure_2d=False)
+    if Y.ndim != 2:
+        raise ValueError(f"Y must be a 2-D membership matrix (N, K), got shape {Y.shape}; "
+                         "use Problem.from_labels for 1-D labels")
+    if not np.isin(Y, (-1.0, 0.0, 1.0)).all():
+        bad = np.unique(Y[~np.isin(Y, (-1.0, 0.0, 1.0))])[:5]
+        raise ValueError(f"Y must contain only -1, 0 and 1, found {bad.tolist()}")
+    if Y.shape[1] < 2:
+        raise ValueError(f"Y must have at least 2 classes (columns), got {Y.shape[1]}")
+    empty = np.flatnonzero(~(Y == 1).any(axis=0))
+    if empty.size:
+        raise ValueError(f"class(es) {empty.tolist()} of Y have no member (no entry equal to 1); "
+                         "every class needs at least one positive pair (SPEC §3.4)")
+    return Y
+
+
 class Problem:
     """An OvN training problem (SPEC §1–§3).
 
@@ -99,43 +125,49 @@ class Problem:
     def __init__(self, X, Y, variant="SwHb", kernel="linear", *, alpha=0.0, beta=1.0,
                  bias_penalty=1.0, gamma=None, degree=3, coef0=0.0, sample_weight=None,
                  label_weight=None):
+        self._set(X=X, Y=Y, variant=variant, kernel=kernel, alpha=alpha, beta=beta, bias_penalty=bias_penalty,
+                  gamma=gamma, degree=degree, coef0=coef0, sample_weight=sample_weight, label_weight=label_weight)
+
+    def _set(self, **changes):
+        """Validate the changed constructor fields and set them with everything derived from them.
+
+        What depends only on unchanged fields is kept: a ``replace`` copy shares it with the original
+        (the kernel matrix and the lazily computed data-only quantities of ``_shared``)."""
+        def value(name):
+            return changes[name] if name in changes else getattr(self, name)
+
+        changed = changes.keys()
+        variant, kernel = value("variant"), value("kernel")
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        validate_kernel(kernel, gamma)
-        X = check_array(X, dtype=np.float64, input_name="X", ensure_min_samples=1)
-        if sp.issparse(Y):
-            Y = Y.toarray()
-        Y = check_array(Y, dtype=np.float64, input_name="Y", ensure_2d=False)
-        if Y.ndim != 2:
-            raise ValueError(f"Y must be a 2-D membership matrix (N, K), got shape {Y.shape}; "
-                             "use Problem.from_labels for 1-D labels")
+        if changed & {"kernel", "gamma"}:
+            validate_kernel(kernel, value("gamma"))
+        X = check_array(changes["X"], dtype=np.float64, input_name="X", ensure_min_samples=1) \
+            if "X" in changed else self.X
+        Y = _check_membership(changes["Y"]) if "Y" in changed else self.Y
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}")
-        if not np.isin(Y, (-1.0, 0.0, 1.0)).all():
-            bad = np.unique(Y[~np.isin(Y, (-1.0, 0.0, 1.0))])[:5]
-            raise ValueError(f"Y must contain only -1, 0 and 1, found {bad.tolist()}")
-        if Y.shape[1] < 2:
-            raise ValueError(f"Y must have at least 2 classes (columns), got {Y.shape[1]}")
-        empty = np.flatnonzero(~(Y == 1).any(axis=0))
-        if empty.size:
-            raise ValueError(f"class(es) {empty.tolist()} of Y have no member (no entry equal to 1); "
-                             "every class needs at least one positive pair (SPEC §3.4)")
         if kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"X must be a square kernel matrix for kernel='precomputed', got shape {X.shape}")
 
         self.X, self.Y, self.variant, self.kernel = X, Y, variant, kernel
-        self.gamma, self.degree, self.coef0 = gamma, degree, coef0
+        self.gamma, self.degree, self.coef0 = value("gamma"), value("degree"), value("coef0")
         self.n_samples, self.n_classes = Y.shape
         self.n_features = X.shape[1]
-
-        self.sample_weight = s = _positive_weights("sample_weight", sample_weight, self.n_samples)
-        self.label_weight = v = _positive_weights("label_weight", label_weight, self.n_classes)
-        label, sample = np.nonzero(Y.T)  # class-major order
-        self.pairs = Pairs(sample=sample, label=label, sign=Y[sample, label], weight=s[sample] * v[label])
-        self._set_hyperparameters(alpha, beta, bias_penalty)
-        self._shared: dict = {}  # lazily computed, data-only quantities; the same dict in every replace() copy
-        if self.is_kernel and self.kernel != "rbf":  # the Gaussian kernel is PSD by construction
-            check_gram(self.gram)  # square, finite, symmetric, PSD: rejected up front
+        if "Y" in changed:
+            self.__dict__.pop("classes", None)  # the labels of from_labels name the columns of the old Y
+        if changed & {"X", "Y", "sample_weight", "label_weight"}:
+            self.sample_weight = s = _positive_weights("sample_weight", value("sample_weight"), self.n_samples)
+            self.label_weight = v = _positive_weights("label_weight", value("label_weight"), self.n_classes)
+            label, sample = np.nonzero(Y.T)  # class-major order
+            self.pairs = Pairs(sample=sample, label=label, sign=Y[sample, label], weight=s[sample] * v[label])
+        if changed & {"alpha", "beta", "bias_penalty", "variant", "Y"}:
+            self._set_hyperparameters(value("alpha"), value("beta"), value("bias_penalty"))
+        if changed & set(KERNEL_FIELDS):
+            self.__dict__.pop("gram", None)
+            self._shared: dict = {}  # lazily computed, data-only quantities; the same dict in every replace() copy
+            if self.is_kernel and self.kernel != "rbf":  # the Gaussian kernel is PSD by construction
+                check_gram(self.gram)  # square, finite, symmetric, PSD: rejected up front
 
     def _set_hyperparameters(self, alpha, beta, bias_penalty):
         alpha = check_number("alpha", alpha)
@@ -146,7 +178,7 @@ class Problem:
                              "degenerate (SPEC §3)")
         if self.hard_w and alpha != 0:
             warnings.warn(f"alpha={alpha} is ignored by the hard-w variant {self.variant} (SPEC §2)",
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=4)
         self.alpha = alpha
         self.beta = check_number("beta", beta, low=0, strict=True)
         self.bias_penalty = check_number("bias_penalty", bias_penalty, low=0)
@@ -158,23 +190,23 @@ class Problem:
         y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D, got shape {y.shape}")
-        classes, codes = np.unique(y, return_inverse=True)
-        Y = np.zeros((y.shape[0], classes.size))
-        Y[np.arange(y.shape[0]), codes] = 1.0
+        classes, Y = label_indicator(y)
         problem = cls(X, Y, variant, kernel, **kwargs)
         problem.classes = classes
         return problem
 
-    def replace(self, **hyperparameters) -> "Problem":
-        """A copy with other ``alpha``, ``beta`` or ``bias_penalty`` (and the same data, pairs and
-        kernel factorization, which are shared, not recomputed)."""
-        unknown = set(hyperparameters) - {"alpha", "beta", "bias_penalty"}
+    def replace(self, **changes) -> "Problem":
+        """A copy with other values of any constructor fields (``FIELDS``), validated as by the constructor.
+
+        Only what the changes affect is validated and computed again: a change of ``alpha``, ``beta`` or
+        ``bias_penalty`` alone re-checks those three, and the data, pairs, kernel matrix and kernel
+        factorization are shared with this problem as long as none of ``KERNEL_FIELDS`` changes."""
+        unknown = changes.keys() - set(FIELDS)
         if unknown:
-            raise TypeError(f"replace() only changes alpha, beta and bias_penalty, got {sorted(unknown)}")
+            raise TypeError(f"replace() got unknown field(s) {sorted(unknown)}; the fields are {FIELDS}")
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
-        values = {k: hyperparameters.get(k, getattr(self, k)) for k in ("alpha", "beta", "bias_penalty")}
-        new._set_hyperparameters(**values)
+        new._set(**changes)
         return new
 
     # --- derived quantities -------------------------------------------------------------------

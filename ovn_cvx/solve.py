@@ -11,7 +11,7 @@ def solve(problem: Problem, method: str = "cvxpy", **options) -> SolveResult:
     """Solve an OvN problem.
 
     method="cvxpy": the reference; options ``solver`` ("CLARABEL" default, "ECOS", "OSQP", "SCS", ...),
-    ``form`` (kernels: "eigen" default, "coef"), ``formulation`` (re-use a compiled problem) and any
+    ``parametrization`` (kernels: "eigen" default, "coef"), ``formulation`` (re-use a compiled problem) and any
     option of ``cvxpy.Problem.solve``. method="mm": the majorization-minimization solver.
     """
     if not isinstance(problem, Problem):

@@ -5,25 +5,26 @@
 """
 from __future__ import annotations
 
-import numpy as np
+import math
 
-from .objective import constraint_violation, objective, training_decision
+from .kkt import CONSTRAINT_TOL
 from .problem import Problem
 from .result import SolveResult
+from .solve import solve
+from .verify.checks import Tolerance, reference_agreement
 
 
 def assert_matches_reference(result: SolveResult, problem: Problem | None = None, *, rtol: float = 1e-6,
-                             ftol: float | None = 1e-4, ctol: float = 1e-8, reference: SolveResult | None = None,
-                             solver: str = "CLARABEL") -> SolveResult:
-    """Raise ``AssertionError`` with a readable diff unless ``result`` solves ``problem`` like the reference.
+                             ftol: float | None = 1e-4, ctol: float = CONSTRAINT_TOL,
+                             reference: SolveResult | None = None, solver: str = "CLARABEL") -> SolveResult:
+    """Raise ``AssertionError`` with a readable diff unless ``result`` passes
+    :func:`~ovn_cvx.verify.checks.reference_agreement` against the reference.
 
-    Compared: the relative objective gap |F − F_ref| / max(1, |F_ref|) ≤ ``rtol``; the reported objective equals the
-    exact evaluator's; max |Δf| over the training set ≤ ``ftol`` (None skips it: b may be non-unique, SPEC §8);
-    hard-constraint residuals ≤ ``ctol``. The reference (``solve(problem, solver=solver)``) is computed unless given,
-    and returned so that a caller can re-use it.
+    Limits: the relative objective gap |F − F_ref| / max(1, |F_ref|) ≤ ``rtol``; max |Δf| over the training set
+    ≤ ``ftol`` (None skips it: b may be non-unique, SPEC §8); hard-constraint residuals ≤ ``ctol``; the reported
+    objective equals the exact evaluator's. The reference (``solve(problem, solver=solver)``, ``problem``
+    defaulting to ``result.problem``) is computed unless given, and returned so that a caller can re-use it.
     """
-    from .solve import solve
-
     problem = result.problem if problem is None else problem
     if not result.has_solution:
         raise AssertionError(f"{result.method}/{result.solver} returned no solution (status {result.status!r})")
@@ -31,28 +32,14 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
         reference = solve(problem, method="cvxpy", solver=solver)
     if not reference.success:
         raise RuntimeError(f"the reference ({reference.solver}) did not solve the problem: status {reference.status!r}")
-
-    exact = objective(problem, result.coef, result.b)
-    scale = max(1.0, abs(reference.objective))
-    gap = (exact - reference.objective) / scale
-    lines, failed = [], False
-
-    def check(name, value, limit, ok):
-        nonlocal failed
-        failed |= not ok
-        lines.append(f"  {'ok  ' if ok else 'FAIL'} {name:<34} {value:>12.3e}   limit {limit:.1e}")
-
-    check("relative objective gap", gap, rtol, abs(gap) <= rtol)
-    reported = (result.objective - exact) / max(1.0, abs(exact))
-    check("reported vs exact objective", reported, 1e-9, abs(reported) <= 1e-9)
-    if ftol is not None:
-        df = np.abs(training_decision(problem, result.coef, result.b)
-                    - training_decision(problem, reference.coef, reference.b)).max()
-        check("max |Δf| on the training set", df, ftol, df <= ftol)
-    for name, value in constraint_violation(problem, result.coef, result.b).items():
-        check(f"constraint residual {name}", value, ctol, value <= ctol)
-    if failed:
+    tol = Tolerance(objective=rtol, decision=math.inf if ftol is None else ftol, constraints=ctol)
+    check = reference_agreement(result, reference, tol=tol)
+    if not check.passed:
+        details = check.details
+        lines = [f"  {'ok  ' if value <= limit else 'FAIL'} {measure:<26} {value:>12.3e}   limit {limit:.1e}"
+                 for measure, (value, limit) in check.deviations.items()]
         header = (f"{result.method}/{result.solver} (status {result.status!r}) does not match the reference "
-                  f"{reference.solver} on {problem!r}\n  objective {exact:.12g} vs reference {reference.objective:.12g}")
+                  f"{reference.solver} on {reference.problem!r}\n  objective {details['objective']:.12g} vs "
+                  f"reference {details['reference_objective']:.12g}")
         raise AssertionError("\n".join([header, *lines]))
     return reference

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ovn_cvx import Problem
-from ovn_cvx.verify.suite import make_data
+from ovn_cvx.datasets import make_data
 
 
 @pytest.fixture(scope="session")

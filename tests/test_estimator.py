@@ -248,7 +248,7 @@ def test_support_vectors_are_the_nonnegative_residual_pairs(multilabel_data):
 
 def test_trivial_solution_warns():
     """SPEC §3.4: with a tiny soft-bias penalty the optimum is W = 0, b = 1 (F* = γK²): warn."""
-    X, Y = ovn_cvx.verify.suite.make_data("multilabel", n_samples=40, n_features=3, n_classes=3, seed=1)
+    X, Y = ovn_cvx.datasets.make_data("multilabel", n_samples=40, n_features=3, n_classes=3, seed=1)
     # Clarabel: MM needs ~10^4 iterations on this degenerate optimum (measured)
     with pytest.warns(UserWarning, match="trivial"):
         est = OvNClassifier("HwSb", bias_penalty=1e-4, solver=REFERENCE).fit(X, Y)

@@ -1,9 +1,12 @@
 """Validation of the problem model: every bad input raises a clear error naming what is wrong."""
+import inspect
+
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 from ovn_cvx import Problem, alpha_interval
+from ovn_cvx.problem import FIELDS
 
 X = np.random.default_rng(0).normal(size=(9, 2))
 Y = np.eye(3)[np.arange(9) % 3]
@@ -45,8 +48,54 @@ def test_replace_shares_data_and_validates():
     assert p.beta == 1.0
     with pytest.raises(ValueError, match="alpha"):
         p.replace(alpha=-0.5)
-    with pytest.raises(TypeError, match="replace"):
-        p.replace(variant="HwHb")
+    with pytest.raises(TypeError, match=r"\['C', 'lambda_'\]"):
+        p.replace(C=1.0, lambda_=2.0, beta=2.0)
+
+
+Ym = np.where(np.arange(9)[:, None] == 0, 1.0, Y)  # sample 0 in every class: another set of pairs
+CHANGES = [dict(X=X + 1.0), dict(Y=Ym), dict(variant="HwSb", alpha=0.0), dict(kernel="poly"), dict(alpha=0.3),
+           dict(beta=2.5), dict(bias_penalty=0.1), dict(gamma=0.7), dict(degree=2), dict(coef0=1.5),
+           dict(sample_weight=np.arange(1.0, 10.0)), dict(label_weight=[1.0, 3.0, 0.5])]
+
+
+@pytest.mark.parametrize("changes", CHANGES, ids=lambda c: "+".join(c))
+def test_replace_equals_the_constructor_for_every_field(changes):
+    """``replace(**changes)`` is the problem the constructor builds with those changes, and shares the kernel
+    matrix and its factor exactly when X and the kernel's parameters are unchanged."""
+    fields = dict(X=X, Y=Y, variant="SwSb", kernel="rbf", alpha=0.2, beta=1.5, bias_penalty=0.4, gamma=0.5,
+                  degree=3, coef0=0.0, sample_weight=np.full(9, 2.0), label_weight=[2.0, 1.0, 1.0])
+    assert tuple(fields) == tuple(inspect.signature(Problem).parameters) == FIELDS  # every constructor argument
+    p = Problem(**fields)
+    p.kernel_factor  # computed before the copy
+    q = p.replace(**changes)
+    expected = Problem(**{**fields, **changes})
+    for name in ("variant", "kernel", "alpha", "beta", "bias_penalty", "gamma", "degree", "coef0"):
+        assert getattr(q, name) == getattr(expected, name), name
+    for name in ("X", "Y", "sample_weight", "label_weight", "cost", "gram"):
+        np.testing.assert_array_equal(getattr(q, name), getattr(expected, name), err_msg=name)
+    for name in ("sample", "label", "sign", "weight"):
+        np.testing.assert_array_equal(getattr(q.pairs, name), getattr(expected.pairs, name), err_msg=name)
+    same_kernel = not set(changes) & {"X", "kernel", "gamma", "degree", "coef0"}
+    assert (q.kernel_factor is p.kernel_factor) == same_kernel
+    assert (q.gram is p.gram) == same_kernel
+    np.testing.assert_allclose(q.kernel_factor.features @ q.kernel_factor.features.T, expected.gram, atol=1e-10)
+    assert p.beta == 1.5 and p.variant == "SwSb" and p.label_weight[0] == 2.0  # the original is unchanged
+
+
+@pytest.mark.parametrize("changes, match", [
+    (dict(variant="SwXb"), "variant"), (dict(kernel="cubic"), "kernel"), (dict(Y=Y[:8]), "same number of rows"),
+    (dict(label_weight=[1.0, -1.0, 1.0]), "label_weight"), (dict(sample_weight=np.ones(8)), "sample_weight"),
+    (dict(gamma=-1.0), "gamma"), (dict(kernel="precomputed"), "square"),
+])
+def test_replace_validates_what_changed(changes, match):
+    with pytest.raises(ValueError, match=match):
+        Problem(X, Y, "SwHb", "rbf").replace(**changes)
+
+
+def test_replace_of_y_drops_the_class_labels():
+    p = Problem.from_labels(X, np.array(["b", "a", "c"] * 3))
+    assert list(p.replace(beta=2.0).classes) == ["a", "b", "c"]
+    assert not hasattr(p.replace(Y=Ym), "classes")
 
 
 def test_hard_w_warns_that_alpha_is_ignored():

@@ -11,6 +11,7 @@ import sklearn.datasets
 from sklearn.utils import check_random_state
 
 from .._validation import check_number
+from ..labels import label_indicator
 
 #: centres of the two training label sets of :func:`make_unseen_labelset`
 UNSEEN_CENTRES = {(1, 0): (2.0, -2.0), (1, 1): (2.0, 2.0)}
@@ -113,3 +114,39 @@ def make_linear(n_samples: int = 100, *, n_features: int = 2, flip: float = 0.0,
     flipped = rng.choice(n_samples, size=int(round(flip * n_samples)), replace=False)
     y[flipped] = 1 - y[flipped]
     return X, y, v, float(c)
+
+
+#: the paper's 2-D illustrations as kinds of :func:`make_data`: kind -> (n_samples, seed) -> (X, y or Y)
+TOYS = {
+    "unseen-labelset": lambda n, seed: make_unseen_labelset(n, random_state=seed),
+    "moons": lambda n, seed: make_moons(n, noise=0.2, random_state=seed),
+    "hourglass": lambda n, seed: make_hourglass(n, random_state=seed),
+    "linear-two-class": lambda n, seed: make_linear(n, flip=0.1, random_state=seed)[:2],
+}
+
+
+def make_data(kind: str = "multiclass", n_samples: int = 60, n_features: int = 4, n_classes: int = 3,
+              seed: int = 0, separation: float = 1.5):
+    """Overlapping Gaussian blobs, or one of the 2-D ``TOYS``. Returns (X, Y) with Y an N×K membership matrix.
+
+    "multiclass": one-hot rows. "multilabel": each sample is drawn near the mean of 1 or 2 class
+    centres and labelled with those classes; the last sample gets no label (allowed, SPEC §1).
+    A toy kind ignores ``n_features``, ``n_classes`` and ``separation`` (its data are 2-D, K = 2)."""
+    if kind in TOYS:
+        X, y = TOYS[kind](n_samples, seed)
+        return X, (np.asarray(y, dtype=float) if np.ndim(y) == 2 else label_indicator(y)[1])
+    if kind not in ("multiclass", "multilabel"):
+        raise ValueError(f"kind must be 'multiclass', 'multilabel' or one of {sorted(TOYS)}, got {kind!r}")
+    rng = np.random.default_rng(seed)
+    centres = separation * rng.normal(size=(n_classes, n_features))
+    Y = np.zeros((n_samples, n_classes))
+    first = np.arange(n_samples) % n_classes  # every class gets members
+    Y[np.arange(n_samples), first] = 1.0
+    if kind == "multilabel":
+        second = rng.integers(0, n_classes, n_samples)
+        extra = rng.random(n_samples) < 0.4
+        Y[np.flatnonzero(extra), second[extra]] = 1.0
+    X = (Y @ centres) / np.maximum(Y.sum(axis=1, keepdims=True), 1) + rng.normal(size=(n_samples, n_features))
+    if kind == "multilabel":
+        Y[-1] = 0.0
+    return X, Y

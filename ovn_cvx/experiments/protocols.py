@@ -74,8 +74,8 @@ class Grid:
 
 
 @dataclass(frozen=True)
-class Method:
-    """A classifier of the comparison: how to build it and what its grid is called.
+class ClassifierSpec:
+    """A classifier of the comparison (a "method" of the tables): how to build it and what its grid is called.
 
     ``build(kernel)`` returns an unfitted estimator; ``c_name``/``gamma_name``/``alpha_name`` are its
     parameter names (None = not tuned); ``beta_to_c`` maps the shared β grid to the method's own C.
@@ -106,8 +106,8 @@ def _ovn_class():
     return OvNClassifier
 
 
-def ovn_method(variant: str = "SwHb", solver: str | None = None, estimator_class=None) -> Method:
-    """OvN as a :class:`Method`: β is tuned directly, α only for soft-w variants."""
+def ovn_method(variant: str = "SwHb", solver: str | None = None, estimator_class=None) -> ClassifierSpec:
+    """OvN as a :class:`ClassifierSpec`: β is tuned directly, α only for soft-w variants."""
     def build(kernel):
         cls = estimator_class or _ovn_class()
         kwargs = {"variant": variant, "kernel": kernel}
@@ -115,11 +115,11 @@ def ovn_method(variant: str = "SwHb", solver: str | None = None, estimator_class
             kwargs["solver"] = solver
         return cls(**kwargs)
 
-    return Method("OvN", build, tasks=TASKS, c_name="beta", beta_to_c=float, gamma_name="gamma",
-                  alpha_name=None if variant.startswith("Hw") else "alpha")
+    return ClassifierSpec("OvN", build, tasks=TASKS, c_name="beta", beta_to_c=float, gamma_name="gamma",
+                          alpha_name=None if variant.startswith("Hw") else "alpha")
 
 
-def baseline_methods() -> tuple[Method, ...]:
+def baseline_methods() -> tuple[ClassifierSpec, ...]:
     """The scikit-learn baselines of the paper: one-vs-rest SVC, Crammer–Singer, binary relevance.
 
     One-vs-rest is ``OneVsRestClassifier(SVC)`` (``SVC`` alone is one-vs-one inside); on a 2-D
@@ -135,10 +135,10 @@ def baseline_methods() -> tuple[Method, ...]:
         return LinearSVC(multi_class="crammer_singer", max_iter=20000, random_state=0)  # liblinear shuffles
 
     return (
-        Method("OvR-SVC", ovr, tasks=("multiclass", "binary"), c_name="estimator__C",
-               gamma_name="estimator__gamma"),
-        Method("CS-LinearSVC", crammer_singer, tasks=("multiclass", "binary"), kernels=("linear",)),
-        Method("BR-SVC", ovr, tasks=("multilabel",), c_name="estimator__C", gamma_name="estimator__gamma"),
+        ClassifierSpec("OvR-SVC", ovr, tasks=("multiclass", "binary"), c_name="estimator__C",
+                       gamma_name="estimator__gamma"),
+        ClassifierSpec("CS-LinearSVC", crammer_singer, tasks=("multiclass", "binary"), kernels=("linear",)),
+        ClassifierSpec("BR-SVC", ovr, tasks=("multilabel",), c_name="estimator__C", gamma_name="estimator__gamma"),
     )
 
 

@@ -3,16 +3,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
-import platform
-import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from .._reports import environment
 from . import paper
 from .figures import plot_2d_problems
 from . import tables as _tables
@@ -24,25 +21,6 @@ TITLES = {
     "multiclass": "Multiclass: glass, iris, wine",
     "multilabel": "Multilabel: synthetic, scene, emotions",
 }
-PACKAGES = ("ovn-cvx", "numpy", "scipy", "scikit-learn", "pandas", "cvxpy", "clarabel", "joblib", "threadpoolctl",
-            "matplotlib")
-
-
-def environment() -> dict:
-    """Versions and machine, recorded in every report."""
-    versions = {"python": sys.version.split()[0]}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return {"versions": versions, "platform": platform.platform(), "cpu": cpu, "cpu_count": os.cpu_count()}
 
 
 def comparisons(results: pd.DataFrame) -> list[str]:
@@ -114,7 +92,7 @@ def _provenance(config) -> str:
     v = env["versions"]
     return (f"seed {config.seed}, {config.folds}-fold CV (nested {config.folds}×{config.folds}), grid "
             f"{json.dumps(config.grid.as_dict(), ensure_ascii=False)}, max_samples {config.max_samples}, OvN "
-            f"{config.ovn_variant}/{config.ovn_solver}; python {v['python']}, scikit-learn {v['scikit-learn']}, "
+            f"{config.ovn_variant}/{config.ovn_solver}; python {env['python']}, scikit-learn {v['scikit-learn']}, "
             f"numpy {v['numpy']}, cvxpy {v['cvxpy']}, ovn-cvx {v['ovn-cvx']}; {env['cpu']} × {env['cpu_count']}, "
             f"{env['platform']}")
 

@@ -26,9 +26,11 @@ import pandas as pd
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
+from .._reports import markdown_table
+from ..labels import label_indicator
 from .figures import set_name
 from .paper import paper_value
-from .protocols import (Grid, Method, baseline_methods, evaluate, ovn_method, reference_sigma,
+from .protocols import (ClassifierSpec, Grid, baseline_methods, evaluate, ovn_method, reference_sigma,
                         with_scaler)
 
 TABLES = ("unseen_label", "two_class", "multiclass", "multilabel")
@@ -129,7 +131,7 @@ def subsample(X, y, n, seed, task):
     return X[idx], y[idx]
 
 
-def methods_for(task: str, kernel: str, config: ReproduceConfig, ovn_class=None) -> list[Method]:
+def methods_for(task: str, kernel: str, config: ReproduceConfig, ovn_class=None) -> list[ClassifierSpec]:
     ovn = ovn_method(config.ovn_variant, config.ovn_solver, estimator_class=ovn_class)
     return [m for m in (ovn, *baseline_methods()) if task in m.tasks and kernel in m.kernels]
 
@@ -190,7 +192,8 @@ def run_table(table: str, config: ReproduceConfig, *, ovn_class=None, progress=p
                         "failed_fits": ev.failed_fits, "seconds": round(ev.seconds, 2)})
                 if spec.two_d:
                     panels.setdefault((spec.name, kernel), []).append(
-                        (f"{method.name} ({_short(ev.best_params)})", ev.best_estimator, X, _indicator(y),
+                        (f"{method.name} ({_short(ev.best_params)})", ev.best_estimator, X,
+                         y if y.ndim == 2 else label_indicator(y)[1],
                          None if spec.test_points is None else spec.test_points()[0]))
     return pd.DataFrame(rows, columns=COLUMNS), panels
 
@@ -206,14 +209,6 @@ def _score_test_points(ev, points, labels):
         scores = [correct(m) for m in ev.nested_models]
         ev.nested["test_points_correct"] = (float(np.mean(scores)), float(np.std(scores)))
     ev.predicted_sets = " ".join(set_name(row) for row in np.asarray(ev.best_estimator.predict(points)))
-
-
-def _indicator(y):
-    y = np.asarray(y)
-    if y.ndim == 2:
-        return y
-    classes = np.unique(y)
-    return (y[:, None] == classes[None, :]).astype(int)
 
 
 def _short(params):
@@ -248,7 +243,7 @@ def to_markdown(df: pd.DataFrame) -> str:
     if with_sets:
         header.append("predicted sets at the test points")
     header += ["best params (paper protocol)", "failed fits"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows = []
     for (dataset, kernel, method), g in df.groupby(["dataset", "kernel", "method"], sort=False):
         g = g.set_index("metric")
         cells = [dataset, kernel, method]
@@ -265,8 +260,8 @@ def to_markdown(df: pd.DataFrame) -> str:
         if with_sets:
             cells.append(first["predicted_sets"])
         cells += [_short(json.loads(first["best_params"])), str(first["failed_fits"])]
-        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return markdown_table(header, rows) + "\n"
 
 
 def summary_markdown(df: pd.DataFrame, metric: str) -> str:
@@ -277,12 +272,12 @@ def summary_markdown(df: pd.DataFrame, metric: str) -> str:
         return "(no rows)\n"
     methods = list(dict.fromkeys(d["method"]))
     header = ["data set", "kernel", "paper"] + [f"{m}: paper protocol / nested" for m in methods]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows = []
     for (dataset, kernel), g in d.groupby(["dataset", "kernel"], sort=False):
         g = g.set_index("method")
         paper = g["paper"].dropna()
         cells = [dataset, kernel, "n/a" if paper.empty else " ".join(f"{v:.3f}" for v in paper)]
         for m in methods:
             cells.append(f"{g.loc[m, 'paper_protocol']:.3f} / {g.loc[m, 'nested']:.3f}" if m in g.index else "—")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return markdown_table(header, rows) + "\n"

@@ -1,12 +1,12 @@
 """The eight OvN problems (linear/kernel × SwSb, SwHb, HwSb, HwHb) as CVXPY problems.
 
 ``build(problem)`` returns a :class:`Formulation`: the compiled-once CVXPY problem plus the map from
-its variables to the reported coefficients. Forms:
+its variables to the reported coefficients. A linear problem (kernel="linear") has variables W (M×K) and b;
+a kernel problem has two parametrizations (``parametrization=``):
 
-* ``"linear"`` (kernel="linear"): variables W (M×K), b.
-* ``"eigen"`` (kernels, default): the linear problem on the eigen-features L of G = L Lᵀ; variables
+* ``"eigen"`` (default): the linear problem on the eigen-features L of G = L Lᵀ; variables
   C (r×K) with A = U_r diag(s_r^{−1/2}) C (SPEC §4.2b). Well conditioned.
-* ``"coef"`` (kernels): the paper's parametrization, variables A (N×K) directly, regularizer
+* ``"coef"``: the paper's parametrization, variables A (N×K) directly, regularizer
   ½ tr(Aᵀ L Lᵀ A P), margins G A. Numerically fragile (singular KKT systems); kept for comparison.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from ..problem import Problem
 from .common import coupling_parameters, ovn_problem
 
-FORMS = ("linear", "eigen", "coef")
+PARAMETRIZATIONS = ("eigen", "coef")
 
 
 @dataclass
@@ -28,7 +28,7 @@ class Formulation:
     """A CVXPY problem for one OvN problem; ``update`` changes α, β, γ without recompiling."""
 
     problem: Problem
-    form: str
+    parametrization: str | None  # of a kernel problem; None for a linear one
     cvx: cp.Problem
     Z: cp.Variable
     b: cp.Variable
@@ -51,24 +51,23 @@ class Formulation:
         return self.to_coef(np.asarray(self.Z.value)), np.asarray(self.b.value, dtype=np.float64)
 
 
-def build(problem: Problem, form: str | None = None) -> Formulation:
-    """The CVXPY problem of ``problem`` in the given form (default: "linear" or "eigen")."""
-    if form is None:
-        form = "eigen" if problem.is_kernel else "linear"
-    if form not in FORMS:
-        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
-    if (form == "linear") == problem.is_kernel:
-        allowed = "'eigen' or 'coef'" if problem.is_kernel else "'linear'"
-        raise ValueError(f"form={form!r} does not fit kernel={problem.kernel!r}; use {allowed}")
-    if form == "linear":
+def build(problem: Problem, parametrization: str | None = None) -> Formulation:
+    """The CVXPY problem of ``problem``; a kernel problem in the given parametrization (default "eigen")."""
+    if not problem.is_kernel:
+        if parametrization is not None:
+            raise ValueError(f"parametrization={parametrization!r} applies to kernel problems only; a linear "
+                             "problem (kernel='linear') has one, pass None")
         features, reg_factor, to_coef = problem.X, None, (lambda Z: Z)
-    elif form == "eigen":
+    elif parametrization is None or parametrization == "eigen":
+        parametrization = "eigen"
         factor = problem.kernel_factor
         features, reg_factor, to_coef = factor.features, None, factor.to_coef
-    else:
+    elif parametrization == "coef":
         features, reg_factor, to_coef = problem.gram, problem.kernel_factor.features.T, (lambda Z: Z)
+    else:
+        raise ValueError(f"parametrization must be one of {PARAMETRIZATIONS} (or None), got {parametrization!r}")
     cvx, Z, b, params = ovn_problem(problem, features, reg_factor)
-    return Formulation(problem, form, cvx, Z, b, params, to_coef)
+    return Formulation(problem, parametrization, cvx, Z, b, params, to_coef)
 
 
-__all__ = ["FORMS", "Formulation", "build"]
+__all__ = ["Formulation", "PARAMETRIZATIONS", "build"]

@@ -2,9 +2,10 @@
 from .checks import (CheckResult, bias_limit, binary_equivalence, invariants, kkt_check, linear_kernel_consistency,
                      reference_agreement)
 from .comparison import compare
-from .runner import SuiteReport, run_suite
-from .suite import DEFAULT_BINARY, DEFAULT_SUITE, FULL_BINARY, FULL_SUITE, BinaryCase, SuiteCase, make_data
+from .results import SuiteReport
+from .runner import run_suite
+from .suite import DEFAULT_BINARY, DEFAULT_SUITE, FULL_BINARY, FULL_SUITE, BinaryCase, SuiteCase
 
 __all__ = ["CheckResult", "DEFAULT_BINARY", "DEFAULT_SUITE", "FULL_BINARY", "FULL_SUITE", "BinaryCase", "SuiteCase",
            "SuiteReport", "bias_limit", "binary_equivalence", "compare", "invariants", "kkt_check",
-           "linear_kernel_consistency", "make_data", "reference_agreement", "run_suite"]
+           "linear_kernel_consistency", "reference_agreement", "run_suite"]

@@ -20,6 +20,7 @@ unique in the generic case), so the objective gap and Σb both vanish at rate 1/
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,16 +30,38 @@ from sklearn.svm import SVC
 
 from ..formulations import build
 from ..kkt import CONSTRAINT_TOL, KKT_TOL, kkt_certificate
+from ..labels import label_indicator, predict_labels
 from ..objective import constraint_violation, objective, training_decision
 from ..problem import Problem
 from ..result import SolveResult
 from ..solve import solve
 
-#: SPEC §10 thresholds
-BINARY_TOL = {"objective": 1e-6, "w": 1e-5, "b": 1e-4, "decision": 1e-4}
-BINARY_TOL_KERNEL = {"objective": 1e-6, "b": 1e-4, "decision": 1e-3}
-LINEAR_KERNEL_TOL = {"objective": 1e-6, "W": 1e-5, "decision": 1e-4}
-REFERENCE_TOL = {"objective": 1e-6, "decision": 1e-4, "constraints": CONSTRAINT_TOL}
+
+@dataclass(frozen=True)
+class Tolerance:
+    """What a check allows (defaults: SPEC §10): ``objective`` the relative objective gap, ``decision``
+    max |Δf| on the training set, ``constraints`` the hard-constraint residuals, ``coef`` max |ΔW|
+    (linear problems; relative to max |W| in :func:`linear_kernel_consistency`), ``bias`` |Δb|.
+    ``math.inf`` switches a measure off."""
+
+    objective: float = 1e-6
+    decision: float = 1e-4
+    constraints: float = CONSTRAINT_TOL
+    coef: float = 1e-5
+    bias: float = 1e-4
+
+    def __post_init__(self):
+        for name, value in vars(self).items():
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"Tolerance.{name} must be a real number, got {type(value).__name__}")
+            if not value >= 0:
+                raise ValueError(f"Tolerance.{name} must be >= 0, got {value!r}")
+
+
+#: SPEC §10 for the kernel binary equivalence: scikit-learn's SVC is only that accurate in f
+BINARY_TOL_KERNEL = Tolerance(decision=1e-3)
+#: the reported objective must be the exact evaluator's to this relative accuracy
+REPORTED_OBJECTIVE_TOL = 1e-9
 #: decision values this close to a tie or to the multilabel threshold do not count in prediction agreement
 TIE_TOL = 1e-6
 #: slack of the "exact" inequalities: the solutions come from solvers with ~1e-9 relative accuracy
@@ -75,6 +98,14 @@ class CheckResult:
         return f"CheckResult({self.name}: {state}; {body})"
 
 
+def _tolerance(tol, default: Tolerance) -> Tolerance:
+    if tol is None:
+        return default
+    if not isinstance(tol, Tolerance):
+        raise TypeError(f"tol must be a Tolerance, got {type(tol).__name__}")
+    return tol
+
+
 def _require_solution(result: SolveResult, what: str) -> None:
     if not isinstance(result, SolveResult):
         raise TypeError(f"{what} must be a SolveResult, got {type(result).__name__}")
@@ -82,18 +113,8 @@ def _require_solution(result: SolveResult, what: str) -> None:
         raise ValueError(f"{what} holds no solution ({result.method}/{result.solver}, status {result.status!r})")
 
 
-def predict_labels(problem: Problem, F: np.ndarray, threshold: float = 1.0) -> np.ndarray:
-    """SPEC §5 on decision values F (n×K), as a boolean n×K label matrix: multiclass (one positive label
-    per labelled row of Y) → argmax; multilabel → {k : f_k ≥ threshold}, or the argmax if that is empty."""
-    top = np.zeros(F.shape, dtype=bool)
-    top[np.arange(F.shape[0]), F.argmax(axis=1)] = True
-    if _multiclass(problem):
-        return top
-    labels = F >= threshold
-    return np.where(labels.any(axis=1, keepdims=True), labels, top)
-
-
 def _multiclass(problem: Problem) -> bool:
+    """One positive label per labelled row of Y: predictions are the argmax (SPEC §5)."""
     return bool(((problem.Y == 1).sum(axis=1) <= 1).all())
 
 
@@ -108,25 +129,29 @@ def on_boundary(problem: Problem, F: np.ndarray, tie_tol: float = TIE_TOL, thres
     return tie | (np.abs(F - threshold) <= tie_tol).any(axis=1)
 
 
-def reference_agreement(result: SolveResult, reference: SolveResult, *, tol: dict | None = None) -> CheckResult:
+def reference_agreement(result: SolveResult, reference: SolveResult, *,
+                        tol: Tolerance | None = None) -> CheckResult:
     """``result`` against ``reference`` (same problem): relative objective gap |F − F_ref|/max(1, |F_ref|)
-    from the exact evaluator, max |Δf| on the training set, hard-constraint residuals.
-    ``tol`` overrides entries of ``REFERENCE_TOL``."""
+    from the exact evaluator, max |Δf| on the training set, hard-constraint residuals (``tol``: objective,
+    decision, constraints), and the reported objective against the exact evaluator's."""
     _require_solution(result, "result")
     _require_solution(reference, "reference")
-    tol = {**REFERENCE_TOL, **(tol or {})}
+    tol = _tolerance(tol, Tolerance())
     problem = reference.problem
     check = CheckResult("reference_agreement", details={"solver": result.solver, "reference": reference.solver})
     value = objective(problem, result.coef, result.b)
     check.add("objective_gap", abs(value - reference.objective) / max(1.0, abs(reference.objective)),
-              tol["objective"])
+              tol.objective)
     F = training_decision(problem, result.coef, result.b)
     F_ref = training_decision(problem, reference.coef, reference.b)
-    check.add("max_decision_diff", np.abs(F - F_ref).max(), tol["decision"])
+    check.add("max_decision_diff", np.abs(F - F_ref).max(), tol.decision)
     check.add("constraint_violation", max(constraint_violation(problem, result.coef, result.b).values(), default=0.0),
-              tol["constraints"])
+              tol.constraints)
+    check.add("reported_objective_error", abs(result.objective - value) / max(1.0, abs(value)),
+              REPORTED_OBJECTIVE_TOL)
     decided = ~on_boundary(problem, F_ref)
-    same = (predict_labels(problem, F) == predict_labels(problem, F_ref)).all(axis=1)
+    multilabel = not _multiclass(problem)
+    same = (predict_labels(F, multilabel=multilabel) == predict_labels(F_ref, multilabel=multilabel)).all(axis=1)
     check.details.update(objective=value, reference_objective=reference.objective,
                          prediction_agreement=float(same[decided].mean()) if decided.any() else 1.0,
                          n_boundary=int((~decided).sum()))
@@ -159,7 +184,7 @@ def invariants(result: SolveResult, *, slack: float = INVARIANT_SLACK) -> CheckR
     value = objective(problem, result.coef, result.b)
     scale = max(1.0, abs(value))
     check = CheckResult("invariants", details={"objective": value})
-    check.add("reported_objective_error", abs(result.objective - value) / scale, 1e-9)
+    check.add("reported_objective_error", abs(result.objective - value) / scale, REPORTED_OBJECTIVE_TOL)
     check.add("negative_objective", max(-value, 0.0) / scale, slack)
     check.add("above_sum_of_costs", max(value - c.sum(), 0.0) / scale, slack)
     if not problem.hard_b:
@@ -173,17 +198,14 @@ def invariants(result: SolveResult, *, slack: float = INVARIANT_SLACK) -> CheckR
 def binary_problem(X, y, beta: float, kernel="linear", **kernel_params) -> Problem:
     """The K = 2 HwHb problem of SPEC §7: class 0 holds the samples of the larger label (SVC's positive
     class), class 1 the others."""
-    y = np.asarray(y)
-    classes = np.unique(y)
+    classes, Y = label_indicator(y)
     if classes.size != 2:
         raise ValueError(f"y must contain exactly two labels for the binary equivalence, got {classes.size}")
-    positive = y == classes[1]
-    Y = np.column_stack([positive, ~positive]).astype(float)
-    return Problem(X, Y, "HwHb", kernel, beta=beta, **kernel_params)
+    return Problem(X, Y[:, ::-1], "HwHb", kernel, beta=beta, **kernel_params)
 
 
 def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResult | None = None,
-                       solver: str = "CLARABEL", tol: dict | None = None, svc_tol: float = 1e-10,
+                       solver: str = "CLARABEL", tol: Tolerance | None = None, svc_tol: float = 1e-10,
                        **kernel_params) -> CheckResult:
     """K = 2, HwHb against ``SVC(kernel, C=β/2)`` (SPEC §7): F_OvN = 2·F_SVC, f_1 = −f_2 = decision_function,
     (linear) w_1 = coef_, and b_1 = intercept_ when SVC has a free support vector.
@@ -197,7 +219,7 @@ def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResul
         result = solve(problem, solver=solver)
     _require_solution(result, "result")
     linear = not problem.is_kernel
-    tol = {**(BINARY_TOL if linear else BINARY_TOL_KERNEL), **(tol or {})}
+    tol = _tolerance(tol, Tolerance() if linear else BINARY_TOL_KERNEL)
     C = beta / 2.0
     svm = SVC(kernel=kernel, C=C, tol=svc_tol, **kernel_params).fit(problem.X, y)
     f_svc = svm.decision_function(problem.X)
@@ -212,15 +234,15 @@ def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResul
     f = training_decision(problem, result.coef, result.b)
     check = CheckResult("binary_equivalence", details={"objective": value, "svc_objective": F_svc,
                                                         "bounded_sv": bool((a >= C * (1 - 1e-8)).any())})
-    check.add("objective_vs_2svc", abs(value - 2 * F_svc) / max(1.0, abs(value)), tol["objective"])
-    check.add("decision_diff", np.abs(f[:, 0] - f_svc).max(), tol["decision"])
-    check.add("antisymmetry", np.abs(f[:, 0] + f[:, 1]).max(), tol["decision"])
+    check.add("objective_vs_2svc", abs(value - 2 * F_svc) / max(1.0, abs(value)), tol.objective)
+    check.add("decision_diff", np.abs(f[:, 0] - f_svc).max(), tol.decision)
+    check.add("antisymmetry", np.abs(f[:, 0] + f[:, 1]).max(), tol.decision)
     if linear:
-        check.add("w_diff", np.abs(result.coef[:, 0] - svm.coef_.ravel()).max(), tol["w"])
+        check.add("w_diff", np.abs(result.coef[:, 0] - svm.coef_.ravel()).max(), tol.coef)
     free = (a > C * 1e-6) & (a < C * (1 - 1e-6))
     check.details["free_sv"] = int(free.sum())
     if free.any():  # b is unique only with a free support vector (SPEC §8)
-        check.add("b_diff", abs(result.b[0] - svm.intercept_[0]), tol["b"])
+        check.add("b_diff", abs(result.b[0] - svm.intercept_[0]), tol.bias)
     return check
 
 
@@ -228,12 +250,11 @@ def linear_kernel_problem(problem: Problem) -> Problem:
     """The kernel formulation of a linear problem, κ(x, y) = xᵀy given as a callable (SPEC §8)."""
     if problem.is_kernel:
         raise ValueError(f"problem must use kernel='linear', got {problem.kernel!r}")
-    return Problem(problem.X, problem.Y, problem.variant, linear_kernel, alpha=problem.alpha, beta=problem.beta,
-                   bias_penalty=problem.bias_penalty, sample_weight=problem.sample_weight)
+    return problem.replace(kernel=linear_kernel)
 
 
 def linear_kernel_consistency(problem: Problem, *, results: tuple | None = None, solver: str = "CLARABEL",
-                              solver_options: dict | None = None, tol: dict | None = None) -> CheckResult:
+                              solver_options: dict | None = None, tol: Tolerance | None = None) -> CheckResult:
     """Kernel formulation with κ = ``linear_kernel`` against the linear one (SPEC §8): same optimal value and
     W = XᵀA tightly (W is unique), decision values loosely (b may be non-unique).
 
@@ -246,15 +267,15 @@ def linear_kernel_consistency(problem: Problem, *, results: tuple | None = None,
     lin, ker = results
     _require_solution(lin, "the linear result")
     _require_solution(ker, "the kernel result")
-    tol = {**LINEAR_KERNEL_TOL, **(tol or {})}
+    tol = _tolerance(tol, Tolerance())
     F_lin = objective(problem, lin.coef, lin.b)
     F_ker = objective(kernel_problem, ker.coef, ker.b)
     W_ker = problem.X.T @ ker.coef
     check = CheckResult("linear_kernel_consistency", details={"objective": F_lin, "kernel_objective": F_ker})
-    check.add("objective_diff", abs(F_lin - F_ker) / max(1.0, abs(F_lin)), tol["objective"])
-    check.add("W_diff", np.abs(lin.coef - W_ker).max() / max(1.0, np.abs(lin.coef).max()), tol["W"])
+    check.add("objective_diff", abs(F_lin - F_ker) / max(1.0, abs(F_lin)), tol.objective)
+    check.add("W_diff", np.abs(lin.coef - W_ker).max() / max(1.0, np.abs(lin.coef).max()), tol.coef)
     check.add("decision_diff", np.abs(training_decision(problem, lin.coef, lin.b)
-                                      - training_decision(kernel_problem, ker.coef, ker.b)).max(), tol["decision"])
+                                      - training_decision(kernel_problem, ker.coef, ker.b)).max(), tol.decision)
     return check
 
 
@@ -266,12 +287,8 @@ def bias_limit(problem: Problem, bias_penalties=(10.0, 100.0, 1000.0), *, solver
     gammas = np.sort(np.asarray(bias_penalties, dtype=float))
     if gammas.size == 0 or (gammas <= 0).any():
         raise ValueError(f"bias_penalties must be positive numbers, got {bias_penalties}")
-    hard = Problem(problem.X, problem.Y, problem.variant[:2] + "Hb", problem.kernel, alpha=problem.alpha,
-                   beta=problem.beta, gamma=problem.gamma, degree=problem.degree, coef0=problem.coef0,
-                   sample_weight=problem.sample_weight)
-    soft = Problem(problem.X, problem.Y, problem.variant[:2] + "Sb", problem.kernel, alpha=problem.alpha,
-                   beta=problem.beta, bias_penalty=float(gammas[0]), gamma=problem.gamma, degree=problem.degree,
-                   coef0=problem.coef0, sample_weight=problem.sample_weight)
+    hard = problem.replace(variant=problem.variant[:2] + "Hb")
+    soft = problem.replace(variant=problem.variant[:2] + "Sb", bias_penalty=float(gammas[0]))
     ref = solve(hard, solver=solver)
     _require_solution(ref, "the hard-b solution")
     m_hard = float(kkt_certificate(hard, ref.coef, ref.b).class_mass.mean())
@@ -299,6 +316,6 @@ def bias_limit(problem: Problem, bias_penalties=(10.0, 100.0, 1000.0), *, solver
     return check
 
 
-__all__ = ["BINARY_TOL", "BINARY_TOL_KERNEL", "CheckResult", "LINEAR_KERNEL_TOL", "REFERENCE_TOL", "bias_limit",
+__all__ = ["BINARY_TOL_KERNEL", "CheckResult", "REPORTED_OBJECTIVE_TOL", "Tolerance", "bias_limit",
            "binary_equivalence", "binary_problem", "invariants", "kkt_check", "linear_kernel_consistency",
-           "linear_kernel_problem", "on_boundary", "predict_labels", "reference_agreement"]
+           "linear_kernel_problem", "on_boundary", "reference_agreement"]

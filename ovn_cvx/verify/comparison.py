@@ -14,18 +14,20 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..kkt import CONSTRAINT_TOL, KKT_TOL, KKTCertificate, kkt_certificate
+from ..exceptions import SolverNotAvailable
+from ..kkt import KKT_TOL, KKTCertificate, kkt_certificate
 from ..problem import Problem
 from ..result import SolveResult
 from ..solve import solve
-from .checks import reference_agreement
+from ..solvers.cvxpy_solver import TIGHT_CLARABEL
+from .checks import Tolerance, reference_agreement
 
 CVXPY_SOLVERS = ("CLARABEL", "ECOS", "OSQP", "SCS")
 PRESETS = ("default", "high")
 #: solver options of the "high" preset ("default" passes none). Iteration caps keep the first-order
 #: solvers from running for minutes; reaching them gives an honest "optimal_inaccurate"/"user_limit".
 HIGH_ACCURACY = {
-    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "tol_ktratio": 1e-8},
+    "CLARABEL": TIGHT_CLARABEL,
     "ECOS": {"abstol": 1e-10, "reltol": 1e-10, "feastol": 1e-10, "max_iters": 500},
     "OSQP": {"eps_abs": 1e-8, "eps_rel": 1e-8, "max_iter": 20000, "polishing": True},
     "SCS": {"eps_abs": 1e-8, "eps_rel": 1e-8, "max_iters": 20000},
@@ -37,15 +39,15 @@ REFERENCE_METHOD = "CLARABEL:high"
 #: the Clarabel reference itself is only that accurate in f (ml-K5-rbf-N200: objectives agree to 3e-11,
 #: f differs by 1.6e-5 — consistent with ‖ΔW‖ ≤ (2ΔF/λ_min)^½).
 TOLERANCES = {
-    ("high", "CLARABEL"): {"objective": 1e-6, "decision": 1e-4, "constraints": CONSTRAINT_TOL},
-    ("high", "ECOS"): {"objective": 1e-6, "decision": 1e-4, "constraints": CONSTRAINT_TOL},
-    ("high", "OSQP"): {"objective": 1e-6, "decision": 1e-4, "constraints": 1e-7},
-    ("high", "SCS"): {"objective": 1e-6, "decision": 1e-4, "constraints": 1e-7},
-    ("default", "CLARABEL"): {"objective": 1e-6, "decision": 1e-4, "constraints": CONSTRAINT_TOL},
-    ("default", "ECOS"): {"objective": 1e-6, "decision": 1e-4, "constraints": CONSTRAINT_TOL},
-    ("default", "OSQP"): {"objective": 1e-4, "decision": 1e-2, "constraints": 1e-6},
-    ("default", "SCS"): {"objective": 1e-3, "decision": 1e-2, "constraints": 1e-6},
-    ("default", "MM"): {"objective": 1e-7, "decision": 1e-4, "constraints": CONSTRAINT_TOL},  # certified MM
+    ("high", "CLARABEL"): Tolerance(),
+    ("high", "ECOS"): Tolerance(),
+    ("high", "OSQP"): Tolerance(constraints=1e-7),
+    ("high", "SCS"): Tolerance(constraints=1e-7),
+    ("default", "CLARABEL"): Tolerance(),
+    ("default", "ECOS"): Tolerance(),
+    ("default", "OSQP"): Tolerance(objective=1e-4, decision=1e-2, constraints=1e-6),
+    ("default", "SCS"): Tolerance(objective=1e-3, decision=1e-2, constraints=1e-6),
+    ("default", "MM"): Tolerance(objective=1e-7),  # certified MM
 }
 
 
@@ -82,27 +84,24 @@ def default_methods(solvers=CVXPY_SOLVERS, presets=PRESETS, mm: bool = True) -> 
 
 
 def run_method(problem: Problem, method: Method) -> tuple[SolveResult | None, str]:
-    """Solve; (None, reason) when the method is unavailable (solver not installed, MM not present)."""
+    """Solve; (None, reason) when the method is not available (a CVXPY solver not installed or unknown to
+    CVXPY, a solver module that cannot be imported)."""
     try:
         if method.method == "mm":
             return solve(problem, method="mm"), ""
         return solve(problem, method="cvxpy", solver=method.solver, **method.options), ""
-    except ImportError as err:  # the MM module is optional until it exists
+    except (SolverNotAvailable, ImportError) as err:
         return None, f"unavailable: {err}"
-    except ValueError as err:
-        if "not installed" in str(err) or "not a known CVXPY solver" in str(err):
-            return None, f"unavailable: {err}"
-        raise
 
 
-def tolerances(method: Method, result: SolveResult) -> dict:
+def tolerances(method: Method, result: SolveResult) -> Tolerance:
     """Check tolerances for a method's result (SPEC §10); other CVXPY solvers get SCS's (the loosest)."""
     if method.method == "mm" and not result.info.get("certified"):
         # ε-smoothing bias of an uncertified MM result: gap ≤ β ε n / (4 F*) (SPEC §9.1.3) plus convergence
         # slack; its W is only O(√ε) accurate, so f is compared loosely
         p = result.problem
         band = p.beta * result.info.get("eps", 1e-2) * len(p.pairs) / 4 / max(1.0, abs(result.objective))
-        return {"objective": band + 1e-6, "decision": 1e-1, "constraints": CONSTRAINT_TOL}
+        return Tolerance(objective=band + 1e-6, decision=1e-1)
     return TOLERANCES.get((method.preset, method.solver), TOLERANCES[(method.preset, "SCS")])
 
 

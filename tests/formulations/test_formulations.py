@@ -96,15 +96,15 @@ def test_formulation_update_rejects_other_data(multiclass_data, multilabel_data)
 
 
 @pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
-def test_kernel_coef_form_agrees_when_it_solves(multilabel_data, variant):
+def test_kernel_coef_parametrization_agrees_when_it_solves(multilabel_data, variant):
     """The paper's A-parametrization is fragile (SPEC §4.2a): its status must be visible, and when a solver
     claims "optimal" the solution must agree with the eigen-coordinate form."""
     X, Y, s = multilabel_data
     p = Problem(X, Y, variant, "rbf", alpha=0.3 if variant.startswith("Sw") else 0.0, sample_weight=s)
     eigen = ovn_cvx.solve(p, solver="CLARABEL")
     for solver in ("ECOS", "CLARABEL"):
-        r = ovn_cvx.solve(p, solver=solver, form="coef")
-        assert r.info["form"] == "coef"
+        r = ovn_cvx.solve(p, solver=solver, parametrization="coef")
+        assert r.info["parametrization"] == "coef"
         assert r.status in ("optimal", "optimal_inaccurate", "solver_error")
         if r.status == "optimal":
             assert abs(r.objective - eigen.objective) / max(1, eigen.objective) <= 1e-6
@@ -112,8 +112,12 @@ def test_kernel_coef_form_agrees_when_it_solves(multilabel_data, variant):
             assert not r.success
 
 
-def test_form_must_fit_the_kernel(multiclass_data):
-    with pytest.raises(ValueError, match="does not fit"):
-        build(Problem(*multiclass_data), form="eigen")
-    with pytest.raises(ValueError, match="form must be one of"):
-        build(Problem(*multiclass_data, kernel="rbf"), form="dual")
+def test_parametrization_is_for_kernel_problems(multiclass_data):
+    assert ovn_cvx.solve(Problem(*multiclass_data)).info["parametrization"] is None
+    assert build(Problem(*multiclass_data, kernel="rbf")).parametrization == "eigen"
+    with pytest.raises(ValueError, match="kernel problems only"):
+        build(Problem(*multiclass_data), parametrization="eigen")
+    with pytest.raises(ValueError, match="parametrization must be one of"):
+        build(Problem(*multiclass_data, kernel="rbf"), parametrization="dual")
+    with pytest.raises(ValueError, match="parametrization must be one of"):
+        ovn_cvx.solve(Problem(*multiclass_data, kernel="rbf"), parametrization="linear")

@@ -7,7 +7,7 @@ from sklearn.svm import SVC
 
 import ovn_cvx
 from ovn_cvx import Problem, training_decision
-from ovn_cvx.verify.suite import make_data
+from ovn_cvx.datasets import make_data
 
 
 def binary_data(seed):

@@ -5,6 +5,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 import ovn_cvx
 from ovn_cvx import Problem
+from ovn_cvx.exceptions import OvNError, SolverNotAvailable
 
 
 def test_result_fields_and_decision_function(multiclass_data):
@@ -54,8 +55,11 @@ def test_unknown_or_missing_solver_lists_the_installed_ones(multiclass_data, sol
     import cvxpy as cp
     if solver in cp.installed_solvers():
         pytest.skip(f"{solver} is installed here")
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(SolverNotAvailable, match=match) as err:
         ovn_cvx.solve(Problem(*multiclass_data), solver=solver)
+    assert isinstance(err.value, ValueError) and isinstance(err.value, OvNError)
+    assert err.value.solver == solver and "CLARABEL" in err.value.installed
+    assert err.value.known == (solver == "MOSEK")
 
 
 def test_bad_method_and_problem_type(multiclass_data):

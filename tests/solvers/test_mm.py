@@ -6,28 +6,19 @@ from sklearn.svm import SVC
 import ovn_cvx
 from ovn_cvx import Problem, training_decision
 from ovn_cvx.testing import assert_matches_reference
-from ovn_cvx.verify.suite import make_data
+from ovn_cvx.datasets import make_data
+from ovn_cvx.labels import predict_labels
+from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
 
 KERNELS = ["linear", "rbf"]
 # Clarabel at its default tolerances is off by up to 1.3e-4 in f (multilabel HwSb: ΔF 1.8e-8, ECOS 6.7e-7) while
-# the certified MM is exact to round-off; a tight reference agrees with it to ~5e-10, so compare with that.
-TIGHT = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "tol_ktratio": 1e-9}
+# the certified MM is exact to round-off; compare with a tight reference.
 
 
 def tight_reference(problem):
-    ref = ovn_cvx.solve(problem, solver="CLARABEL", **TIGHT)
+    ref = ovn_cvx.solve(problem, solver="CLARABEL", **TIGHT_CLARABEL)
     assert ref.status == "optimal"
     return ref
-
-
-def predict(f, multilabel):
-    """SPEC §5: argmax (multiclass); {k : f_k ≥ 1}, or the argmax when empty (multilabel)."""
-    top = np.zeros_like(f, dtype=bool)
-    top[np.arange(f.shape[0]), f.argmax(axis=1)] = True
-    if not multilabel:
-        return top
-    above = f >= 1.0
-    return np.where(above.any(axis=1, keepdims=True), above, top)
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -43,7 +34,8 @@ def test_mm_matches_reference(data, variant, kernel, make_problem):
     ref = assert_matches_reference(result, rtol=1e-7, ftol=1e-5, reference=tight_reference(p))
     multilabel = len(data) == 3
     X = data[0]
-    agree = predict(result.decision_function(X), multilabel) == predict(ref.decision_function(X), multilabel)
+    agree = (predict_labels(result.decision_function(X), multilabel=multilabel)
+             == predict_labels(ref.decision_function(X), multilabel=multilabel))
     # a prediction may only differ where the reference itself is on a tie/threshold within its accuracy
     f_ref = ref.decision_function(X)
     close = np.abs(f_ref - (1.0 if multilabel else np.sort(f_ref, axis=1)[:, [-2]])) < 1e-5

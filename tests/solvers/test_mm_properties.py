@@ -5,8 +5,7 @@ from hypothesis import strategies as st
 
 import ovn_cvx
 from ovn_cvx import Problem, alpha_interval
-
-TIGHT = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11, "tol_ktratio": 1e-9}
+from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
 
 
 @st.composite
@@ -43,7 +42,7 @@ def test_mm_objective_equals_reference(problem, newton):
     np.testing.assert_array_equal(result.b, again.b)
     assert result.status == again.status and result.iterations == again.iterations
 
-    ref = ovn_cvx.solve(problem, solver="CLARABEL", **TIGHT)
+    ref = ovn_cvx.solve(problem, solver="CLARABEL", **TIGHT_CLARABEL)
     assert ref.status == "optimal"
     scale = max(1.0, abs(ref.objective))
     # never better than the optimum beyond the reference's accuracy, never worse than 1e-6 relative

@@ -4,12 +4,15 @@ import dataclasses
 import numpy as np
 import pytest
 
+from sklearn.metrics.pairwise import linear_kernel
+
 from ovn_cvx import Problem, objective, solve
 from ovn_cvx.formulations import build
 from ovn_cvx.verify import checks
 from ovn_cvx.verify.checks import (bias_limit, binary_equivalence, binary_problem, invariants, kkt_check,
-                                   linear_kernel_consistency, linear_kernel_problem, on_boundary, predict_labels,
-                                   reference_agreement)
+                                   linear_kernel_consistency, linear_kernel_problem, on_boundary, reference_agreement)
+from ovn_cvx.datasets import make_data
+from ovn_cvx.labels import predict_labels
 from ovn_cvx.verify.suite import BinaryCase
 
 VARIANTS = {"SwSb": 0.3, "SwHb": -0.2, "HwSb": 0.0, "HwHb": 0.0}
@@ -201,6 +204,29 @@ def test_predict_labels_and_boundary(multilabel_data):
     X, Y, _ = multilabel_data
     problem = Problem(X, Y, "SwHb")
     F = np.array([[2.0, 0.5, 1.5, -1.0], [0.2, 0.9, 0.1, 0.0], [1.0, 0.0, 0.0, 0.0]])
-    labels = predict_labels(problem, F)
+    labels = predict_labels(F, multilabel=True)
     np.testing.assert_array_equal(labels, [[1, 0, 1, 0], [0, 1, 0, 0], [1, 0, 0, 0]])
     np.testing.assert_array_equal(on_boundary(problem, F), [False, False, True])
+
+
+# --- derived problems keep every field (regression: label_weight was dropped) ---------------------------------
+def test_derived_problems_keep_the_label_weights():
+    """linear_kernel_consistency and bias_limit check the weighted problem itself: their derived problems
+    (kernel κ = xᵀy; hard b) are the weighted ones, with the optimal values of independent solves of them.
+    Before Problem.replace they dropped label_weight: objective diff 0.11, decision diff 2.5 on these data."""
+    X, Y = make_data("multiclass", 60, 4, 3, seed=0, separation=1.0)  # overlapping: the weights matter
+    weights = [1.0, 3.0, 0.5]
+    problem = Problem(X, Y, "SwSb", alpha=0.2, label_weight=weights)
+    kernel_problem = linear_kernel_problem(problem)
+    np.testing.assert_array_equal(kernel_problem.label_weight, weights)
+    check = linear_kernel_consistency(problem)
+    assert check.passed, check
+    direct = solve(Problem(X, Y, "SwSb", linear_kernel, alpha=0.2, label_weight=weights))
+    assert check.details["kernel_objective"] == pytest.approx(direct.objective, rel=1e-7)
+
+    limit = bias_limit(problem)
+    assert limit.passed, limit
+    hard = solve(Problem(X, Y, "SwHb", alpha=0.2, label_weight=weights)).objective
+    unweighted = solve(Problem(X, Y, "SwHb", alpha=0.2)).objective
+    assert limit.details["hard_objective"] == pytest.approx(hard, rel=1e-7)
+    assert unweighted != pytest.approx(hard, rel=1e-5)  # the weights matter: the old check solved another problem

@@ -1,16 +1,19 @@
 """compare(): one row per method, claimed vs checked success, unavailable methods, the reference."""
 import dataclasses
+import math
 import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from ovn_cvx import Problem
+from ovn_cvx import Problem, solve
 from ovn_cvx.verify import comparison as compare_module
 from ovn_cvx.testing import assert_matches_reference
-from ovn_cvx.verify.comparison import Method, compare, compare_runs, default_methods
-from ovn_cvx.verify.runner import SuiteReport, shifted_geometric_mean
+from ovn_cvx.exceptions import SolverNotAvailable
+from ovn_cvx.verify.checks import Tolerance, reference_agreement
+from ovn_cvx.verify.comparison import Method, compare, compare_runs, default_methods, run_method
+from ovn_cvx.verify.results import SuiteReport, shifted_geometric_mean
 
 COLUMNS = {"method", "solver", "preset", "status", "claimed_success", "checked_success", "certified", "objective",
            "rel_gap", "max_df", "prediction_agreement", "constraint_violation", "kkt_residual", "kkt_stationarity",
@@ -64,6 +67,28 @@ def test_missing_mm_module_is_recorded_not_raised(problem, monkeypatch):
     mm = table.set_index("method").loc["MM"]
     assert mm["status"] == "unavailable" and "unavailable" in mm["note"]
     assert table.set_index("method").loc["CLARABEL:default", "checked_success"]
+
+
+def test_only_an_unavailable_solver_is_recorded_other_errors_are_raised(problem):
+    """run_method tells the two apart by type (SolverNotAvailable), not by the text of the message."""
+    result, note = run_method(problem, Method("NOPE:default", "cvxpy", "NOPE", "default"))
+    assert result is None and note.startswith("unavailable: solver 'NOPE' is not a known CVXPY solver")
+    with pytest.raises(ValueError, match="not installed") as err:  # a bad option whose message looks alike
+        run_method(problem, Method("CLARABEL:x", "cvxpy", "CLARABEL", "x", {"parametrization": "not installed"}))
+    assert not isinstance(err.value, SolverNotAvailable)
+
+
+def test_tolerance_is_checked(problem):
+    assert Tolerance().objective == 1e-6 and Tolerance(decision=math.inf).decision == math.inf
+    with pytest.raises(ValueError, match="Tolerance.decision"):
+        Tolerance(decision=-1e-3)
+    with pytest.raises(TypeError, match="Tolerance.objective"):
+        Tolerance(objective="1e-6")
+    with pytest.raises(TypeError, match="tol must be a Tolerance"):
+        reference = solve(problem)
+        reference_agreement(reference, reference, tol={"objective": 1e-3})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Tolerance().objective = 1.0
 
 
 def test_wrong_claimed_success_is_not_checked_success(problem, monkeypatch):

@@ -1,0 +1,113 @@
+"""The results of a verification run and their metrics: why it fails, qpbenchmark's per-method summary
+(success and correct rates, shifted geometric means of the times) and the per-check summary."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._reports import environment
+from .report import render_markdown, write_report
+
+#: qpbenchmark's shift for the shifted geometric mean; applied to times in milliseconds (the suite's
+#: problems solve in tens of ms, so a shift of 10 s would make every solver score 1.00)
+TIME_SHIFT_MS = 10.0
+
+
+def shifted_geometric_mean(values, shift: float = TIME_SHIFT_MS) -> float:
+    """exp(mean(log(v + shift))) − shift (qpbenchmark's aggregate of runtimes)."""
+    values = np.asarray(values, dtype=float)
+    return float(np.exp(np.log(values + shift).mean()) - shift) if values.size else np.nan
+
+
+@dataclass
+class SuiteReport:
+    """Results of :func:`run_suite`: ``comparison`` (one row per problem × method, the columns of
+    :func:`~ovn_cvx.verify.comparison.compare` plus case, formulation, N, M, K, pairs), ``checks`` (one row per
+    check × measure: value, tolerance, passed), ``unavailable`` (method → reason), ``machine``, ``elapsed``."""
+
+    comparison: pd.DataFrame
+    checks: pd.DataFrame
+    unavailable: dict = field(default_factory=dict)
+    machine: dict = field(default_factory=environment)
+    elapsed: float = 0.0
+
+    def failures(self) -> list[str]:
+        """Human-readable reasons why the suite fails (see the module docstring); empty when it passes."""
+        out = []
+        if self.comparison.empty:
+            out.append("no problem was selected")
+        elif (self.comparison["status"] == "unavailable").all():
+            out.append("no method could run: every requested solver is unavailable")
+        if len(self.checks):
+            bad = self.checks[~self.checks["passed"]]
+            out += [f"{r.case} {r.formulation}: check {r.check} — {r.measure} = {r.value:.3g} > {r.tolerance:.1g}"
+                    for r in bad.itertuples()]
+        if not self.comparison.empty:
+            ran = self.comparison[self.comparison["status"] != "unavailable"]
+            strict = (ran["preset"] == "high") | (ran["method"] == "MM")
+            wrong = ran[ran["claimed_success"] & ~ran["checked_success"] & strict]
+            out += [f"{r.case} {r.formulation}: {r.method} claims {r.status!r} but fails its checks "
+                    f"(rel_gap {r.rel_gap:.3g}, max_df {r.max_df:.3g}, constraints {r.constraint_violation:.3g})"
+                    for r in wrong.itertuples()]
+        return out
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures()
+
+    def summary(self) -> pd.DataFrame:
+        """Per method (solver and preset), qpbenchmark's metrics over the problems it ran on:
+        success_rate (solved AND checks pass), correct_rate (claimed successes that pass the checks),
+        certified_rate (KKT certificate at 1e-6), time_sgm and wall_sgm (shifted geometric means, shift 10 ms,
+        normalised to the best method, of the solve time — the solver's own, CVXPY compilation excluded; MM's
+        whole run — and of the wall time of the whole ``solve`` call; a run that did not pass its checks is
+        charged the slowest time of any method on that problem), median and max of the objective gap,
+        max |Δf|, constraint violation and KKT residual, and the total wall time."""
+        ran = self.comparison[self.comparison["status"] != "unavailable"].copy()
+        if ran.empty:
+            return pd.DataFrame()
+        for column, charged in (("solve_time", "charged_solve"), ("wall_time", "charged_wall")):
+            ms = ran[column] * 1e3
+            slowest = ms.groupby([ran["case"], ran["formulation"]]).transform("max")
+            ran[charged] = np.where(ran["checked_success"], ms, slowest)
+        rows = []
+        for method, g in ran.groupby("method", sort=False):
+            claimed = g["claimed_success"]
+            rows.append({
+                "method": method, "problems": len(g),
+                "success_rate": g["checked_success"].mean(),
+                "correct_rate": (g["checked_success"] & claimed).sum() / claimed.sum() if claimed.any() else np.nan,
+                "certified_rate": g["certified"].mean(),
+                "time_sgm": shifted_geometric_mean(g["charged_solve"]),
+                "wall_sgm": shifted_geometric_mean(g["charged_wall"]),
+                "median_rel_gap": g["rel_gap"].median(), "max_rel_gap": g["rel_gap"].max(),
+                "max_df": g["max_df"].max(), "max_constraint_violation": g["constraint_violation"].max(),
+                "max_kkt_residual": g["kkt_residual"].max(), "total_time_s": g["wall_time"].sum()})
+        table = pd.DataFrame(rows)
+        for column in ("time_sgm", "wall_sgm"):
+            table[column] = table[column] / table[column].min()
+        return table
+
+    def check_summary(self) -> pd.DataFrame:
+        """One row per (case, formulation, check): passed, and the measure closest to its tolerance."""
+        if self.checks.empty:
+            return pd.DataFrame(columns=["case", "formulation", "check", "passed", "worst_measure", "value",
+                                         "tolerance"])
+        c = self.checks.assign(ratio=self.checks["value"] / self.checks["tolerance"])
+        worst = c.loc[c.groupby(["case", "formulation", "check"], sort=False)["ratio"].idxmax()]
+        passed = c.groupby(["case", "formulation", "check"], sort=False)["passed"].all().values
+        return worst.assign(passed=passed).rename(columns={"measure": "worst_measure"})[
+            ["case", "formulation", "check", "passed", "worst_measure", "value", "tolerance"]].reset_index(drop=True)
+
+    def to_markdown(self) -> str:
+        """The Markdown report: machine, solver comparison, checks, failures."""
+        return render_markdown(self)
+
+    def write(self, out_dir) -> dict:
+        """Write report.md, comparison.csv, summary.csv, checks.csv and report.json into ``out_dir``."""
+        return write_report(self, out_dir)
+
+
+__all__ = ["SuiteReport", "TIME_SHIFT_MS", "shifted_geometric_mean"]
