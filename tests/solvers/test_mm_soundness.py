@@ -51,14 +51,18 @@ def points():
 
 
 # --- the reproducers of the false success claims -------------------------------------------------------------
+@pytest.mark.parametrize("distance", [1e-6, 1e-8])
 @pytest.mark.parametrize("end", ["upper", "lower"])
-def test_alpha_within_1e8_of_either_end(points, end):
+def test_alpha_near_either_end(points, end, distance):
+    """MM once "converged" at F = 0.288 where F* = 1.6e-5 (α = 1 − 1e-8). At 1e-6 from either end the bound
+    certifies; at 1e-8 from the upper end P⁻¹ = Π/(1−α) + … amplifies the dual point's round-off 1e8-fold and
+    the bound may stay above gap_tol: then the answer is an honest "inaccurate", never a false "optimal"."""
     X, y = points
     lo, hi = alpha_interval(3)
-    alpha = hi - 1e-8 if end == "upper" else lo + 1e-8
+    alpha = hi - distance if end == "upper" else lo + distance
     p = Problem.from_labels(X, y, "SwSb", alpha=alpha)
     result = ovn_cvx.solve(p, "mm")
-    assert result.success
+    assert result.success or (end, distance) == ("upper", 1e-8)
     assert_sound(result, best_reference(p))
 
 

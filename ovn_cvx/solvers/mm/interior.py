@@ -60,7 +60,6 @@ class Best:
     primal: float = np.inf
     dual: float = -np.inf
     mu: np.ndarray | None = None
-    history: list = field(default_factory=list)  # F at every evaluated iterate
     evaluations: int = 0
 
     @property
@@ -73,7 +72,6 @@ class Best:
         self.evaluations += 1
         coef, b = project_hard_constraints(problem, *stepper.solution(point.theta))
         value = objective(problem, coef, b)
-        self.history.append(value)
         if value < self.primal:
             self.coef, self.b, self.primal = coef, b, value
         dual = gap_bound(problem, coef, b, point.u, primal=value).dual
@@ -156,20 +154,24 @@ class InteriorPoint:
         return replace(point, theta=theta, xi=point.xi + t * d.xi, s=point.s + t * d.s, u=point.u + t * d.u,
                        nu=point.nu + t * d.nu), t
 
-    def near(self, point: Point) -> bool:
-        """Whether the iterate is worth the exact evaluation (an O(N·d) pass and the dual value): once the
-        complementarity s·u + ξ·ν, the duality gap of a feasible iterate, is within 1e3·tol of the objective and
-        the equations s = ξ − r hold to the same accuracy. The proven bound decides; this only saves work."""
+    def objective(self, point: Point) -> float:
+        """F at the iterate from its own residuals (the exact evaluation is :meth:`Best.update`'s)."""
         st = point.theta
-        scale = max(1.0, abs(st.reg + float(self.c @ np.maximum(st.r, 0.0))))
-        return 2 * point.s.size * point.barrier <= 1e3 * self.tol * scale
+        bias = 0.0 if self.problem.hard_b else self.problem.bias_penalty * float(st.b.sum()) ** 2
+        return st.reg + float(self.c @ np.maximum(st.r, 0.0)) + bias
+
+    def near(self, point: Point, value: float) -> bool:
+        """Whether the iterate is worth the exact evaluation (an O(N·d) pass and the dual value): once the
+        complementarity s·u + ξ·ν, the duality gap of a feasible iterate, is within 1e3·tol of the objective.
+        The proven bound decides; this only saves work."""
+        return 2 * point.s.size * point.barrier <= 1e3 * self.tol * max(1.0, abs(value))
 
     def run(self, max_iter: int) -> InteriorOutcome:
         """Iterate until the proven relative bound is ≤ ``tol``, the bound stops improving (round-off), or
         ``max_iter``."""
         point, best = self.start(), Best()
         best.update(self.problem, self.stepper, point)
-        idle, converged = 0, False
+        history, idle, converged = [self.objective(point)], 0, False
         for it in range(1, max_iter + 1):
             weight = self.weights(point)
             system = self.stepper.system(weight)
@@ -177,10 +179,11 @@ class InteriorPoint:
             sigma = self.centring(point, affine)
             step = self.direction(system, point, weight, sigma * point.barrier, affine)
             point, length = self.advance(point, step)
-            if not self.near(point) and it < max_iter:
+            history.append(self.objective(point))
+            if not self.near(point, history[-1]) and it < max_iter:
                 continue
             idle = 0 if best.update(self.problem, self.stepper, point) else idle + 1
             converged = best.bound.relative <= self.tol
             if converged or idle >= PATIENCE or length < 1e-12:
                 break
-        return InteriorOutcome(best.coef, best.b, best.bound, it, converged, best.mu, best.history)
+        return InteriorOutcome(best.coef, best.b, best.bound, it, converged, best.mu, history)
