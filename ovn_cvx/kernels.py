@@ -19,11 +19,15 @@ NEGATIVE_TOL = 1e-8
 CUTOFF = 1e-10
 
 
-def validate_kernel(kernel, gamma=None) -> None:
+def validate_kernel(kernel, gamma=None, degree=3, coef0=0.0) -> None:
+    """The kernel and its parameters as ``sklearn.svm.SVC`` takes them: gamma > 0 (or "scale", "auto", None),
+    an integer degree >= 0 and a finite coef0; a TypeError/ValueError naming the bad one."""
     if not callable(kernel) and (not isinstance(kernel, str) or kernel not in NAMED_KERNELS):
         raise ValueError(f"kernel must be one of {NAMED_KERNELS} or a callable, got {kernel!r}")
     if gamma is not None and not (isinstance(gamma, str) and gamma in ("scale", "auto")):
         check_number("gamma", gamma, low=0, strict=True)  # or "scale", "auto"
+    check_number("degree", degree, low=0, integer=True)
+    check_number("coef0", coef0)
 
 
 def _resolve_gamma(gamma, X_train):

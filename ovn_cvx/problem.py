@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
-from ._validation import check_number
+from ._validation import check_number, encode_labels, naming
 from .kernels import KernelFactor, check_gram, kernel_matrix, validate_kernel
 
 VARIANTS = ("SwSb", "SwHb", "HwSb", "HwHb")
@@ -56,7 +56,8 @@ class Pairs:
 def _positive_weights(name, weights, size):
     if weights is None:
         return np.ones(size)
-    w = check_array(weights, dtype=np.float64, ensure_2d=False, input_name=name)
+    with naming(name):
+        w = check_array(weights, dtype=np.float64, ensure_2d=False, input_name=name)
     if w.shape != (size,):
         raise ValueError(f"{name} must have shape ({size},), got {w.shape}")
     if (w <= 0).any():
@@ -101,11 +102,13 @@ class Problem:
                  label_weight=None):
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        validate_kernel(kernel, gamma)
-        X = check_array(X, dtype=np.float64, input_name="X", ensure_min_samples=1)
+        validate_kernel(kernel, gamma, degree, coef0)
+        with naming("X"):
+            X = check_array(X, dtype=np.float64, input_name="X", ensure_min_samples=1)
         if sp.issparse(Y):
             Y = Y.toarray()
-        Y = check_array(Y, dtype=np.float64, input_name="Y", ensure_2d=False)
+        with naming("Y"):
+            Y = check_array(Y, dtype=np.float64, input_name="Y", ensure_2d=False)
         if Y.ndim != 2:
             raise ValueError(f"Y must be a 2-D membership matrix (N, K), got shape {Y.shape}; "
                              "use Problem.from_labels for 1-D labels")
@@ -155,10 +158,11 @@ class Problem:
     def from_labels(cls, X, y, variant="SwHb", kernel="linear", **kwargs) -> "Problem":
         """Build a multiclass problem from 1-D labels; ``problem.classes`` holds the sorted labels
         and column k of Y is ``classes[k]``."""
-        y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
+        with naming("y"):
+            y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D, got shape {y.shape}")
-        classes, codes = np.unique(y, return_inverse=True)
+        classes, codes = encode_labels(y)
         Y = np.zeros((y.shape[0], classes.size))
         Y[np.arange(y.shape[0]), codes] = 1.0
         problem = cls(X, Y, variant, kernel, **kwargs)
