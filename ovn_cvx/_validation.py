@@ -36,11 +36,12 @@ def check_instance(name: str, value, cls: type):
 
 @contextmanager
 def naming(name: str):
-    """Re-raise the ValueError/TypeError of a scikit-learn or NumPy check of the argument ``name`` with the name
-    in front when the message does not say it (e.g. "could not convert string to float: 'a'")."""
+    """Re-raise the ValueError/TypeError (an OverflowError as ValueError) of a scikit-learn or NumPy check of the
+    argument ``name`` with the name in front when the message does not say it ("could not convert string to
+    float: 'a'")."""
     try:
         yield
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, OverflowError) as err:
         if re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", str(err)):
             raise
         raise (TypeError if isinstance(err, TypeError) else ValueError)(f"{name}: {err}") from err

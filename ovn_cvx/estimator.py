@@ -260,7 +260,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self.fitted_labels_ = np.flatnonzero((Y == 1).any(axis=0))
         if self.fitted_labels_.size < 2:
             raise ValueError("OvNClassifier needs at least 2 classes with a positive example of positive "
-                             f"weight, got {self.fitted_labels_.size} class(es)")
+                             f"sample_weight, got {self.fitted_labels_.size} class(es)")
         label_weight = label_weight[self.fitted_labels_]
         Y = Y[:, self.fitted_labels_]
         alpha = 0.0 if self.variant.startswith("Hw") else self.alpha  # ignored by hard w: no warning per fit

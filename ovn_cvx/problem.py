@@ -100,9 +100,9 @@ class Problem:
     def __init__(self, X, Y, variant="SwHb", kernel="linear", *, alpha=0.0, beta=1.0,
                  bias_penalty=1.0, gamma=None, degree=3, coef0=0.0, sample_weight=None,
                  label_weight=None):
-        if variant not in VARIANTS:
+        if not isinstance(variant, str) or variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        validate_kernel(kernel, gamma, degree, coef0)
+        gamma, degree, coef0 = validate_kernel(kernel, gamma, degree, coef0)
         with naming("X"):
             X = check_array(X, dtype=np.float64, input_name="X", ensure_min_samples=1)
         if sp.issparse(Y):
