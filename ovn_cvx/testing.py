@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import check_instance
 from .objective import constraint_violation, objective, training_decision
 from .problem import Problem
 from .result import SolveResult
@@ -24,7 +25,8 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
     """
     from .solve import solve
 
-    problem = result.problem if problem is None else problem
+    check_instance("result", result, SolveResult)
+    problem = result.problem if problem is None else check_instance("problem", problem, Problem)
     if not result.has_solution:
         raise AssertionError(f"{result.method}/{result.solver} returned no solution (status {result.status!r})")
     if reference is None:

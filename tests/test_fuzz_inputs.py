@@ -22,6 +22,8 @@ from hypothesis import strategies as st
 from ovn_cvx import OvNClassifier, Problem, datasets, objective, residuals, solve
 from ovn_cvx.cli import main
 from ovn_cvx.kkt import kkt_certificate
+from ovn_cvx.testing import assert_matches_reference
+from ovn_cvx.verify import bias_limit, compare, invariants, kkt_check, linear_kernel_consistency
 
 FUZZ = settings(max_examples=40, deadline=timedelta(seconds=10), derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -90,6 +92,13 @@ def test_objective_residuals_certificate(problem, coef, b, function):
     assert_names(lambda: function(problem, np.zeros((2, 3)), np.zeros(3)), "problem")
     assert_names(lambda: function(PROBLEM, coef, np.zeros(3)), "coef")
     assert_names(lambda: function(PROBLEM, np.zeros((2, 3)), b), "b")
+
+
+@FUZZ
+@given(value=SCALARS, function=st.sampled_from([linear_kernel_consistency, bias_limit, compare, kkt_check,
+                                                 invariants, assert_matches_reference]))
+def test_verify_functions(value, function):
+    assert_names(lambda: function(value), "problem", "result")
 
 
 @FUZZ
