@@ -10,6 +10,7 @@ per problem (time, iterations, certified) and the totals; every method is timed 
 """
 from __future__ import annotations
 
+import argparse
 import time
 import warnings
 
@@ -24,21 +25,30 @@ METHODS = {"MM (Newton)": {"method": "mm"}, "plain MM": {"method": "mm", "newton
            "Clarabel": {"method": "cvxpy", "solver": "CLARABEL"}}
 
 
-def problems():
+DATA = ("glass", "wine", "iris", "emotions")
+
+
+def problems(data=DATA):
     for name, loader in (("glass", datasets.load_glass), ("wine", datasets.load_wine), ("iris", datasets.load_iris)):
+        if name not in data:
+            continue
         X, y = loader(return_X_y=True)
         for n in (60, 140):
             Xs, _, ys, _ = train_test_split(X, y, train_size=n, random_state=0, stratify=y)
             yield f"{name} N={n}", Xs, (ys[:, None] == np.unique(ys)).astype(int)
-    X, Y = datasets.load_emotions(return_X_y=True)
-    yield "emotions N=400", X[:400], Y[:400]
+    if "emotions" in data:
+        X, Y = datasets.load_emotions(return_X_y=True)
+        yield "emotions N=400", X[:400], Y[:400]
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", nargs="+", choices=DATA, default=DATA, help="only these data sets (default: all)")
+    args = parser.parse_args(argv)
     totals = dict.fromkeys(METHODS, 0.0)
     print("| data | α | β | " + " | ".join(f"{m}: s / it." for m in METHODS) + " | MM − Clarabel (rel.) |")
     print("|---|---|---|" + "---|" * (len(METHODS) + 1))
-    for name, X, Y in problems():
+    for name, X, Y in problems(args.data):
         Y = Y[:, Y.any(axis=0)]
         gamma = sigma_to_gamma(reference_sigma(X))
         for alpha in (0.0, 0.5):

@@ -1,7 +1,9 @@
-"""The one scalar-argument check used by the problem model, the solvers, the estimator and the generators."""
+"""The argument checks shared by the problem model, the solvers, the estimator, the generators and the loaders."""
 from __future__ import annotations
 
 import numbers
+import re
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -9,12 +11,48 @@ import numpy as np
 def check_number(name: str, value, *, low=None, strict: bool = False, integer: bool = False):
     """``value`` as float (int when ``integer``), or a TypeError/ValueError that names the argument.
 
-    Rejects bools, non-numbers, NaN/inf and values below ``low`` (or equal to it when ``strict``)."""
+    Accepts every ``numbers.Real`` (``fractions.Fraction`` too); rejects bools, non-numbers, NaN/inf and
+    values below ``low`` (or equal to it when ``strict``)."""
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, kind):
         raise TypeError(f"{name} must be {'an integer' if integer else 'a real number'}, got {type(value).__name__}")
-    if not np.isfinite(value):
+    try:
+        finite = np.isfinite(float(value))
+    except OverflowError:  # an int or Fraction beyond the float range
+        finite = False
+    if not finite:
         raise ValueError(f"{name} must be finite, got {value}")
     if low is not None and (value < low or (strict and value == low)):
         raise ValueError(f"{name} must be {'>' if strict else '>='} {low}, got {value!r}")
     return int(value) if integer else float(value)
+
+
+def check_instance(name: str, value, cls: type):
+    """``value`` itself, or a TypeError that names the argument when it is not a ``cls``."""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be an ovn_cvx.{cls.__name__}, got {type(value).__name__}")
+    return value
+
+
+@contextmanager
+def naming(name: str):
+    """Re-raise the ValueError/TypeError (an OverflowError as ValueError) of a scikit-learn or NumPy check of the
+    argument ``name`` with the name in front when the message does not say it ("could not convert string to
+    float: 'a'")."""
+    try:
+        yield
+    except (ValueError, TypeError, OverflowError) as err:
+        if re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", str(err)):
+            raise
+        raise (TypeError if isinstance(err, TypeError) else ValueError)(f"{name}: {err}") from err
+
+
+def encode_labels(y, name: str = "y"):
+    """``(classes, codes)`` of 1-D labels ``y`` (``np.unique``), or a TypeError naming ``name`` when the labels
+    mix types that cannot be ordered (strings and numbers)."""
+    try:
+        return np.unique(y, return_inverse=True)
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in np.ravel(y)})
+        raise TypeError(f"{name} must hold labels of one kind (all strings or all numbers), got a mix of "
+                        f"{', '.join(kinds)}") from None

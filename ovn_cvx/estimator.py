@@ -7,19 +7,22 @@ not passed to the ``Problem`` (which rejects them); see :class:`OvNClassifier`.
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, column_or_1d, validate_data
 
-from ._validation import check_number
+from ._validation import naming
+from .kernels import NAMED_KERNELS
 from .labels import label_indicator, predict_labels
 from .objective import residuals, training_decision
-from .problem import Problem
+from .problem import VARIANTS, Problem
 from .solve import solve
 
 #: decision value of a label that never occurs positively in the training data: the most negative finite
@@ -34,6 +37,17 @@ TRIVIAL_SPREAD = 1e-5
 SUPPORT_TOL = 1e-6
 
 FALLBACKS = ("argmax", "none")
+
+
+class _RealInterval(Interval):
+    """scikit-learn's ``Interval`` for every ``numbers.Real``: it compares a non-integer as float (its own test
+    calls ``np.isnan``, which fails on e.g. ``fractions.Fraction``)."""
+
+    def __init__(self, left, right, *, closed):
+        super().__init__(Real, left, right, closed=closed)
+
+    def __contains__(self, val):
+        return super().__contains__(val if isinstance(val, Integral) else float(val))
 
 
 class OvNClassifier(ClassifierMixin, BaseEstimator):
@@ -51,7 +65,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     gamma, degree, coef0 :
         Kernel parameters as in :class:`sklearn.svm.SVC` (``gamma="scale"`` is 1 / (M · Var X)).
     alpha : float, default=0.0
-        Coupling of the weight vectors, in the open interval (−1/(K−1), 1); ignored by the hard-w variants.
+        Coupling of the weight vectors, in the open interval (−1/(K−1), 1). The hard-w variants (HwSb, HwHb)
+        ignore it (Σ_k w_k = 0 removes the coupling), without a warning, so that one grid can search variant
+        and alpha together.
     beta : float > 0, default=1.0
         Hinge weight. For K = 2 and HwHb the model is ``SVC(C=beta/2)``.
     bias_penalty : float >= 0, default=1.0
@@ -149,19 +165,26 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
         return tags
 
-    def _validate_params(self):
-        if not isinstance(self.solver, str):
-            raise TypeError(f"solver must be a string, got {type(self.solver).__name__}")
-        if self.solver.lower() != "mm":
-            from .solvers.cvxpy_solver import check_solver
-            check_solver(self.solver)
-        if self.fallback not in FALLBACKS:
-            raise ValueError(f"fallback must be one of {FALLBACKS}, got {self.fallback!r}")
-        check_number("threshold", self.threshold)
-        check_number("tol", self.tol, low=0, strict=True)
-        if self.eps is not None:
-            check_number("eps", self.eps, low=0, strict=True)
-        check_number("max_iter", self.max_iter, low=1, integer=True)
+    #: checked by scikit-learn (``BaseEstimator._validate_params``) when ``fit`` starts; alpha's lower bound
+    #: −1/(K−1) depends on the data and is checked by ``Problem``, a CVXPY solver name by ``check_solver``
+    _parameter_constraints = {
+        "variant": [StrOptions(set(VARIANTS))],
+        "kernel": [StrOptions(set(NAMED_KERNELS)), callable],
+        "gamma": [StrOptions({"scale", "auto"}), _RealInterval(0, None, closed="neither")],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "coef0": [_RealInterval(None, None, closed="neither")],
+        "alpha": [_RealInterval(-1, 1, closed="neither")],
+        "beta": [_RealInterval(0, None, closed="neither")],
+        "bias_penalty": [_RealInterval(0, None, closed="left")],
+        "solver": [str],
+        "threshold": [_RealInterval(None, None, closed="neither")],
+        "fallback": [StrOptions(set(FALLBACKS))],
+        "tol": [_RealInterval(0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "eps": [_RealInterval(0, None, closed="neither"), None],
+        "warm_start": ["boolean"],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+    }
 
     # --- targets ------------------------------------------------------------------------------
     def _membership(self, y):
@@ -172,8 +195,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError("an indicator matrix y must contain only 0 and 1 (and -1 for a known "
                                  "negative)")
             return Y.astype(np.float64), np.arange(Y.shape[1]), True
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        with naming("y"):
+            y = column_or_1d(y, warn=True)
+            check_classification_targets(y)
         classes, Y = label_indicator(y)
         if classes.size < 2:
             raise ValueError(f"OvNClassifier needs at least 2 classes in y, got 1 class: {classes[0]!r}")
@@ -205,17 +229,27 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         return weights
 
     # --- fit ----------------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit on patterns X (n, M) and labels y: 1-D class labels, or an (n, K) indicator matrix
         (dense or scipy sparse; 1 = member, 0 = no information, −1 = known non-member)."""
-        self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse=("csr", "csc", "coo"), dtype=np.float64,
-                             multi_output=True, y_numeric=False)
+        if self.solver.lower() != "mm":
+            from .solvers.cvxpy_solver import check_solver
+            check_solver(self.solver)
+        with naming("X"):
+            X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64)
         if sp.issparse(X):  # the formulations work on dense arrays
             X = X.toarray()
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        with naming("y"):
+            y = check_array(y, accept_sparse=("csr", "csc", "coo"), ensure_2d=False, dtype=None, input_name="y")
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X and y must have the same number of samples, got {X.shape[0]} and {y.shape[0]}")
         Y, self.classes_, self.multilabel_ = self._membership(y)
         label_weight = self._label_weights(Y)  # from all samples, as scikit-learn's "balanced"
-        s = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        with naming("sample_weight"):
+            s = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         keep = s > 0
         if not keep.all():
             X, Y, s = X[keep], Y[keep], s[keep]
@@ -225,10 +259,11 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self.fitted_labels_ = np.flatnonzero((Y == 1).any(axis=0))
         if self.fitted_labels_.size < 2:
             raise ValueError("OvNClassifier needs at least 2 classes with a positive example of positive "
-                             f"weight, got {self.fitted_labels_.size} class(es)")
+                             f"sample_weight, got {self.fitted_labels_.size} class(es)")
         label_weight = label_weight[self.fitted_labels_]
         Y = Y[:, self.fitted_labels_]
-        problem = Problem(X, Y, self.variant, self.kernel, alpha=self.alpha, beta=self.beta,
+        alpha = 0.0 if self.variant.startswith("Hw") else self.alpha  # ignored by hard w: no warning per fit
+        problem = Problem(X, Y, self.variant, self.kernel, alpha=alpha, beta=self.beta,
                           bias_penalty=self.bias_penalty, gamma=self.gamma, degree=self.degree,
                           coef0=self.coef0, sample_weight=s, label_weight=label_weight)
         result = self._solve(problem)
@@ -304,7 +339,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """f_k(x), shape (n, K); binary 1-D y: (f_2 − f_1)/2, shape (n,), positive for ``classes_[1]``."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64, reset=False)
+        with naming("X"):
+            X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64, reset=False)
         if sp.issparse(X):
             X = X.toarray()
         if self._precomputed:

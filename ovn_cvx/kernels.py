@@ -9,7 +9,7 @@ from scipy.sparse.linalg import eigsh
 from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
 from sklearn.utils.validation import check_array
 
-from ._validation import check_number
+from ._validation import check_number, naming
 
 NAMED_KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
 
@@ -17,11 +17,14 @@ NAMED_KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
 NEGATIVE_TOL = 1e-8
 
 
-def validate_kernel(kernel, gamma=None) -> None:
+def validate_kernel(kernel, gamma=None, degree=3, coef0=0.0) -> tuple:
+    """``(gamma, degree, coef0)`` checked as ``sklearn.svm.SVC`` takes them — gamma > 0 (or "scale", "auto",
+    None), an integer degree >= 0, a finite coef0 — as Python numbers; a TypeError/ValueError naming the bad one."""
     if not callable(kernel) and (not isinstance(kernel, str) or kernel not in NAMED_KERNELS):
         raise ValueError(f"kernel must be one of {NAMED_KERNELS} or a callable, got {kernel!r}")
     if gamma is not None and not (isinstance(gamma, str) and gamma in ("scale", "auto")):
-        check_number("gamma", gamma, low=0, strict=True)  # or "scale", "auto"
+        gamma = check_number("gamma", gamma, low=0, strict=True)  # or "scale", "auto"
+    return gamma, check_number("degree", degree, low=0, integer=True), check_number("coef0", coef0)
 
 
 def _resolve_gamma(gamma, X_train):
@@ -43,7 +46,8 @@ def kernel_matrix(kernel, X_new, X_train, *, gamma=None, degree=3, coef0=0.0, n_
     if X_new.shape[1] != X_train.shape[1]:
         raise ValueError(f"X has {X_new.shape[1]} features, the problem was built with {X_train.shape[1]}")
     if callable(kernel):
-        K = np.asarray(kernel(X_new, X_train), dtype=np.float64)
+        with naming("kernel"):  # the callable's output
+            K = np.asarray(kernel(X_new, X_train), dtype=np.float64)
         if K.shape != (X_new.shape[0], X_train.shape[0]):
             raise ValueError(f"the kernel callable returned shape {K.shape}, expected "
                              f"{(X_new.shape[0], X_train.shape[0])}")

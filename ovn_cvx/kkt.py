@@ -24,6 +24,7 @@ from scipy.optimize import lsq_linear
 from threadpoolctl import threadpool_limits
 
 from .duality import gap_bound
+from ._validation import check_instance, check_number
 from .objective import constraint_violation, objective, residuals
 from .problem import Problem
 
@@ -74,10 +75,9 @@ def kkt_certificate(problem: Problem, coef, b, *, margin_band: float | None = No
     ``margin_band`` is δ; by default the bands of ``MARGIN_BANDS`` are tried in turn and the first certificate
     that passes at ``KKT_TOL`` is returned, else the one with the smallest largest residual.
     """
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be an ovn_cvx.Problem, got {type(problem).__name__}")
-    if margin_band is not None and not (np.isfinite(margin_band) and margin_band >= 0):
-        raise ValueError(f"margin_band must be a finite number >= 0, got {margin_band}")
+    check_instance("problem", problem, Problem)
+    if margin_band is not None:
+        margin_band = check_number("margin_band", margin_band, low=0)
     value = objective(problem, coef, b)  # also validates the shapes
     coef, b = np.asarray(coef, dtype=np.float64), np.asarray(b, dtype=np.float64)
     bands = MARGIN_BANDS if margin_band is None else (margin_band,)

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import encode_labels
 
-def label_indicator(y) -> tuple[np.ndarray, np.ndarray]:
+
+def label_indicator(y, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     """(classes, Y) of 1-D labels ``y``: the sorted distinct labels and the N×K float 0/1 matrix with
-    Y[i, k] = 1 exactly when y_i = classes[k]."""
-    classes, codes = np.unique(np.asarray(y), return_inverse=True)
+    Y[i, k] = 1 exactly when y_i = classes[k]. Labels that mix strings and numbers: a TypeError naming ``name``."""
+    classes, codes = encode_labels(np.asarray(y), name)
     Y = np.zeros((codes.size, classes.size))
     Y[np.arange(codes.size), codes] = 1.0
     return classes, Y

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import check_instance, naming
 from .problem import Problem
 
 
 def _check_solution(problem: Problem, coef, b):
-    coef = np.asarray(coef, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    check_instance("problem", problem, Problem)
+    with naming("coef"):
+        coef = np.asarray(coef, dtype=np.float64)
+    with naming("b"):
+        b = np.asarray(b, dtype=np.float64)
     if coef.shape != problem.coef_shape:
         name = "A (N×K)" if problem.is_kernel else "W (M×K)"
         raise ValueError(f"coef must be {name} of shape {problem.coef_shape}, got {coef.shape}")
@@ -36,7 +40,7 @@ def residuals(problem: Problem, coef, b) -> np.ndarray:
 
 def regularizer(problem: Problem, coef) -> float:
     """R = ½ tr(W P Wᵀ) (linear) or ½ tr(Aᵀ G A P) (kernel)."""
-    coef = np.asarray(coef, dtype=np.float64)
+    coef, _ = _check_solution(problem, coef, np.zeros(problem.n_classes))
     inner = problem.gram @ coef if problem.is_kernel else coef
     return 0.5 * float(np.sum((inner @ problem.coupling) * coef))
 

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
-from ._validation import check_number
+from ._validation import check_number, naming
 from .kernels import KernelFactor, check_gram, kernel_matrix, validate_kernel
 from .labels import label_indicator
 
@@ -62,7 +62,8 @@ class Pairs:
 def _positive_weights(name, weights, size):
     if weights is None:
         return np.ones(size)
-    w = check_array(weights, dtype=np.float64, ensure_2d=False, input_name=name)
+    with naming(name):
+        w = check_array(weights, dtype=np.float64, ensure_2d=False, input_name=name)
     if w.shape != (size,):
         raise ValueError(f"{name} must have shape ({size},), got {w.shape}")
     if (w <= 0).any():
@@ -74,7 +75,8 @@ def _check_membership(Y) -> np.ndarray:
     """Y as a float N×K matrix over {−1, 0, 1} with K ≥ 2 and at least one member in every class."""
     if sp.issparse(Y):
         Y = Y.toarray()
-    Y = check_array(Y, dtype=np.float64, input_name="Y", ensure_2d=False)
+    with naming("Y"):
+        Y = check_array(Y, dtype=np.float64, input_name="Y", ensure_2d=False)
     if Y.ndim != 2:
         raise ValueError(f"Y must be a 2-D membership matrix (N, K), got shape {Y.shape}; "
                          "use Problem.from_labels for 1-D labels")
@@ -138,12 +140,16 @@ class Problem:
 
         changed = changes.keys()
         variant, kernel = value("variant"), value("kernel")
-        if variant not in VARIANTS:
+        if not isinstance(variant, str) or variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        if changed & {"kernel", "gamma"}:
-            validate_kernel(kernel, value("gamma"))
-        X = check_array(changes["X"], dtype=np.float64, input_name="X", ensure_min_samples=1) \
-            if "X" in changed else self.X
+        gamma, degree, coef0 = value("gamma"), value("degree"), value("coef0")
+        if changed & {"kernel", "gamma", "degree", "coef0"}:
+            gamma, degree, coef0 = validate_kernel(kernel, gamma, degree, coef0)
+        if "X" in changed:
+            with naming("X"):
+                X = check_array(changes["X"], dtype=np.float64, input_name="X", ensure_min_samples=1)
+        else:
+            X = self.X
         Y = _check_membership(changes["Y"]) if "Y" in changed else self.Y
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}")
@@ -151,7 +157,7 @@ class Problem:
             raise ValueError(f"X must be a square kernel matrix for kernel='precomputed', got shape {X.shape}")
 
         self.X, self.Y, self.variant, self.kernel = X, Y, variant, kernel
-        self.gamma, self.degree, self.coef0 = value("gamma"), value("degree"), value("coef0")
+        self.gamma, self.degree, self.coef0 = gamma, degree, coef0
         self.n_samples, self.n_classes = Y.shape
         self.n_features = X.shape[1]
         if "Y" in changed:
@@ -187,7 +193,8 @@ class Problem:
     def from_labels(cls, X, y, variant="SwHb", kernel="linear", **kwargs) -> "Problem":
         """Build a multiclass problem from 1-D labels; ``problem.classes`` holds the sorted labels
         and column k of Y is ``classes[k]``."""
-        y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
+        with naming("y"):
+            y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D, got shape {y.shape}")
         classes, Y = label_indicator(y)

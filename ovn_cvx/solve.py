@@ -1,6 +1,7 @@
 """``ovn_cvx.solve``: one entry point for every method."""
 from __future__ import annotations
 
+from ._validation import check_instance
 from .problem import Problem
 from .result import SolveResult
 
@@ -14,8 +15,7 @@ def solve(problem: Problem, method: str = "cvxpy", **options) -> SolveResult:
     ``parametrization`` (kernels: "eigen" default, "coef"), ``formulation`` (re-use a compiled problem) and any
     option of ``cvxpy.Problem.solve``. method="mm": the majorization-minimization solver.
     """
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be an ovn_cvx.Problem, got {type(problem).__name__}")
+    check_instance("problem", problem, Problem)
     if method == "cvxpy":
         from .solvers.cvxpy_solver import solve_cvxpy
         return solve_cvxpy(problem, **options)

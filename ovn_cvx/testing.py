@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from .kkt import CONSTRAINT_TOL
+from ._validation import check_instance
 from .problem import Problem
 from .result import SolveResult
 from .solve import solve
@@ -25,7 +26,10 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
     objective equals the exact evaluator's. The reference (``solve(problem, solver=solver)``, ``problem``
     defaulting to ``result.problem``) is computed unless given, and returned so that a caller can re-use it.
     """
-    problem = result.problem if problem is None else problem
+    from .solve import solve
+
+    check_instance("result", result, SolveResult)
+    problem = result.problem if problem is None else check_instance("problem", problem, Problem)
     if not result.has_solution:
         raise AssertionError(f"{result.method}/{result.solver} returned no solution (status {result.status!r})")
     if reference is None:

@@ -277,6 +277,7 @@ def test_max_iter_warns_and_missing_solution_raises(multiclass_data, monkeypatch
     ({"solver": "NOPE"}, "NOPE"), ({"fallback": "all"}, "fallback"), ({"threshold": np.nan}, "threshold"),
     ({"tol": 0}, "tol"), ({"eps": -1}, "eps"), ({"max_iter": 0}, "max_iter"), ({"alpha": 1.0}, "alpha"),
     ({"beta": 0}, "beta"), ({"variant": "SwXb"}, "variant"), ({"class_weight": "auto"}, "class_weight"),
+    ({"degree": "3"}, "degree"), ({"coef0": np.inf}, "coef0"), ({"gamma": -1.0}, "gamma"),
 ])
 def test_bad_parameters_name_the_argument(multiclass_data, params, match):
     X, Y = multiclass_data
@@ -311,3 +312,17 @@ def test_refit_with_a_kernel_drops_linear_coef(multiclass_data):
     assert est.coef_.shape == (3, X.shape[1])
     est.set_params(kernel="rbf").fit(X, Y)
     assert not hasattr(est, "coef_") and not hasattr(est, "intercept_")
+
+
+def test_grid_over_variant_and_alpha_does_not_warn(multiclass_data):
+    """The hard-w variants ignore alpha: the estimator does not pass it (Problem would warn on every fit)."""
+    from sklearn.model_selection import GridSearchCV
+    X, Y = multiclass_data
+    grid = GridSearchCV(OvNClassifier(), {"variant": ["SwHb", "HwHb"], "alpha": [0.0, 0.3]}, cv=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        grid.fit(X, np.argmax(Y, axis=1))
+    hard = [OvNClassifier("HwHb", alpha=a).fit(X, Y).result_.objective for a in (0.0, 0.3)]
+    assert hard[0] == hard[1]
+    with pytest.warns(UserWarning, match="ignored by the hard-w variant"):  # direct users of Problem are told
+        Problem(X, Y, "HwHb", alpha=0.3)

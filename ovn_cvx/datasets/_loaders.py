@@ -4,12 +4,16 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import re
+import zlib
 from pathlib import Path
 
 import numpy as np
 import sklearn.datasets
 from scipy.io import arff
 from sklearn.utils import Bunch
+
+from .._validation import naming
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -62,43 +66,141 @@ def _bundled(name: str, data_dir) -> bytes:
     return _read_verified(directory / name, CHECKSUMS[name])
 
 
-def _text(data: bytes, name: str) -> str:
-    if name.endswith(".gz"):
-        data = gzip.decompress(data)
-    return data.decode("utf-8")
+def _text(data: bytes, source: str) -> str:
+    """The text of a file (gunzipped when its name ends in .gz), or a ValueError naming it."""
+    if source.endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as err:  # not gzip, truncated, corrupt
+            raise ValueError(f"{source} is not a readable gzip file ({type(err).__name__}: {err})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{source} is not UTF-8 text (byte {err.start}: {err.reason})") from None
+
+
+#: ARFF values, each followed by a comma or the end of the line: quoted ('…' or "…") or bare; in a sparse row
+#: "<index> <value>"
+_QUOTED = r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)\""""
+_DENSE = re.compile(rf"""\s*(?:{_QUOTED}|([^,'"]*?))\s*(,|$)""")
+_SPARSE = re.compile(rf"""\s*(\d+)\s+(?:{_QUOTED}|([^,'"\s]+))\s*(,|$)""")
+_UNSUPPORTED_ATTRIBUTE = re.compile(r"""\s*@attribute\s+(?:'[^']*'|"[^"]*"|\S+)\s+(string|relational)\b""", re.I)
+
+
+def _split(pattern: re.Pattern, text: str, where: str) -> list[tuple[str, ...]]:
+    """The groups of the matches of ``pattern`` one after the other in ``text``, quotes removed."""
+    out, pos = [], 0
+    while True:
+        match = pattern.match(text, pos)
+        if match is None:
+            raise ValueError(f"{where}: cannot read the values from {text[pos:pos + 40]!r} (a stray quote, or a "
+                             "sparse entry that is not '<index> <value>')")
+        *head, single, double, bare, separator = match.groups()
+        out.append((*head, next(v for v in (single, double, bare) if v is not None)))
+        if not separator:
+            return out
+        pos = match.end()
+
+
+def _arff_header(lines: list[str], source: str):
+    """``(meta, index of the first data line)``: the header up to @data, parsed by ``scipy.io.arff``."""
+    start = next((i for i, line in enumerate(lines) if line.strip().lower().startswith("@data")), None)
+    if start is None:
+        empty = not any(line.strip() for line in lines)
+        raise ValueError(f"{source} is not an ARFF file: {'it is empty' if empty else 'it has no @data line'}")
+    try:
+        _, meta = arff.loadarff(io.StringIO("\n".join(lines[:start + 1]) + "\n"))
+    except (NotImplementedError, arff.ArffError, ValueError, StopIteration) as err:
+        where = next((f"line {i + 1}" for i, line in enumerate(lines[:start])
+                      if _UNSUPPORTED_ATTRIBUTE.match(line)), f"header (lines 1-{start + 1})")
+        raise ValueError(f"{source}, {where}: cannot read the ARFF header ({err or type(err).__name__}); "
+                         "numeric and nominal attributes are supported") from None
+    return meta, start + 1
+
+
+def _arff_rows(lines: list[str], first: int, meta, source: str) -> tuple[np.ndarray, list[int]]:
+    """The data rows, dense or sparse, as an (n, attributes) array of strings ("?": missing) and their line
+    numbers. A sparse row ``{index value, ...}`` leaves out the attributes at their default: 0 for a numeric
+    attribute, the first declared value for a nominal one."""
+    names = meta.names()
+    defaults = ["0" if meta[name][0] != "nominal" else meta[name][1][0] for name in names]
+    rows, numbers = [], []
+    for number, line in enumerate(lines[first:], start=first + 1):
+        line = line.strip()
+        if not line or line.startswith("%"):
+            continue
+        where = f"{source}, line {number}"
+        if line.startswith("{"):
+            if not line.endswith("}"):
+                raise ValueError(f"{where}: a sparse row must end with '}}'")
+            row = list(defaults)
+            entries = _split(_SPARSE, line[1:-1], where) if line[1:-1].strip() else []
+            for index, value in entries:
+                if int(index) >= len(names):
+                    raise ValueError(f"{where}: attribute index {index} is beyond the {len(names)} attributes")
+                row[int(index)] = value
+            if len({index for index, _ in entries}) < len(entries):
+                raise ValueError(f"{where}: an attribute index is given twice")
+        else:
+            row = [value for (value,) in _split(_DENSE, line, where)]
+            if len(row) != len(names):
+                raise ValueError(f"{where}: {len(row)} values, the header declares {len(names)} attributes")
+        rows.append(row)
+        numbers.append(number)
+    if not rows:
+        raise ValueError(f"{source} has no data rows")
+    return np.array(rows, dtype=str), numbers
 
 
 def _parse_mulan(text: str, n_labels: int, source: str):
-    records, meta = arff.loadarff(io.StringIO(text))
+    lines = text.splitlines()
+    meta, first = _arff_header(lines, source)
     names = list(meta.names())
     if not isinstance(n_labels, (int, np.integer)) or isinstance(n_labels, bool) \
             or not 1 <= n_labels < len(names):
         raise ValueError(f"n_labels must be an integer in [1, {len(names) - 1}] for {source} "
                          f"({len(names)} attributes), got {n_labels!r}")
     feature_names, label_names = names[:-n_labels], names[-n_labels:]
-    columns = []
-    for name in feature_names:
+    for name in names:
         kind, values = meta[name]
-        column = records[name]
-        if kind == "nominal":
-            try:  # a nominal attribute with numeric values (e.g. {0,1}) is a number
-                column = np.array([float(v) for v in column.astype(str)])
-            except ValueError:
-                raise ValueError(f"feature {name!r} of {source} is nominal with non-numeric values "
-                                 f"{values}; only numeric features are supported") from None
-        columns.append(np.asarray(column, dtype=np.float64))
-    X = np.column_stack(columns)
-    Y = np.empty((X.shape[0], n_labels), dtype=np.int64)
-    for j, name in enumerate(label_names):
-        kind, values = meta[name]
-        if kind != "nominal" or set(values) != {"0", "1"}:
+        if name in label_names and (kind != "nominal" or set(values) != {"0", "1"}):
             raise ValueError(f"label attribute {name!r} of {source} must be nominal {{0,1}} (Mulan format: the "
                              f"labels are the last n_labels attributes), got {kind} {values}")
-        raw = records[name].astype(str)
-        if not np.isin(raw, ("0", "1")).all():
-            raise ValueError(f"label attribute {name!r} of {source} has missing values")
-        Y[:, j] = raw == "1"
-    return X, Y, feature_names, label_names
+        if kind not in ("numeric", "nominal"):
+            raise ValueError(f"feature {name!r} of {source} is a {kind} attribute; only numeric features are "
+                             "supported")
+    table, numbers = _arff_rows(lines, first, meta, source)
+
+    def check(ok, j, message):
+        if not ok.all():
+            i = int(np.argmin(ok))
+            raise ValueError(f"{source}, line {numbers[i]}: {message}, got {str(table[i, j])!r}")
+
+    X = np.empty((len(numbers), len(feature_names)))
+    for j, name in enumerate(feature_names):
+        kind, values = meta[name]
+        column = np.where(table[:, j] == "?", "nan", table[:, j])  # missing features are NaN
+        if kind == "nominal":
+            check(np.isin(table[:, j], (*values, "?")), j, f"attribute {name!r} must be one of {values}")
+        try:
+            X[:, j] = column.astype(np.float64)
+        except ValueError:
+            if kind == "nominal":  # a nominal attribute with numeric values (e.g. {0,1}) is a number
+                raise ValueError(f"feature {name!r} of {source} is nominal with non-numeric values "
+                                 f"{values}; only numeric features are supported") from None
+            check(np.array([_is_number(v) for v in column]), j, f"attribute {name!r} must be numeric")
+    Y = table[:, len(feature_names):]
+    for j, name in enumerate(label_names):
+        check(np.isin(Y[:, j], ("0", "1")), len(feature_names) + j, f"label {name!r} must be 0 or 1 (not missing)")
+    return X, (Y == "1").astype(np.int64), feature_names, label_names
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _result(X, Y, feature_names, target_names, descr, return_X_y, **extra):
@@ -109,11 +211,13 @@ def _result(X, Y, feature_names, target_names, descr, return_X_y, **extra):
 
 
 def load_mulan_arff(path, n_labels: int, *, sha256: str | None = None, return_X_y: bool = False):
-    """Load a multilabel data set in Mulan's ARFF format (dense ARFF, optionally gzip-compressed).
+    """Load a multilabel data set in Mulan's ARFF format (dense or sparse ARFF, optionally gzip-compressed).
 
     In the Mulan format the labels are the **last** ``n_labels`` attributes, each nominal {0,1}; the other
-    attributes are the features (numeric, or nominal with numeric values). Parsed with ``scipy.io.arff``,
-    which does not read sparse ARFF. Missing feature values become NaN; a missing label is an error.
+    attributes are the features (numeric, or nominal with numeric values). The header is parsed with
+    ``scipy.io.arff``, the rows here: dense rows, and sparse rows ``{index value, ...}`` (most Mulan sets),
+    whose omitted attributes are 0 (a nominal one: its first value). Missing feature values ("?") become NaN; a missing label is an error, and
+    so is every row that does not fit the header: a ValueError naming the file and the line.
 
     Parameters
     ----------
@@ -131,8 +235,11 @@ def load_mulan_arff(path, n_labels: int, *, sha256: str | None = None, return_X_
     Bunch with ``data`` (n, M) float64, ``target`` (n, L) int64 0/1 indicator matrix, ``feature_names``,
     ``target_names``, ``DESCR``; or ``(X, Y)``.
     """
-    path = Path(path)
-    X, Y, features, labels = _parse_mulan(_text(_read_verified(path, sha256), path.name), n_labels, str(path))
+    with naming("path"):
+        path = Path(path)
+    if sha256 is not None and not isinstance(sha256, str):
+        raise TypeError(f"sha256 must be a hex string or None, got {type(sha256).__name__}")
+    X, Y, features, labels = _parse_mulan(_text(_read_verified(path, sha256), str(path)), n_labels, str(path))
     return _result(X, Y, features, labels, f"Mulan-format multilabel data from {path.name}.", return_X_y)
 
 

@@ -1,15 +1,33 @@
 """``ovn-cvx reproduce``: the paper's experiment tables and figures (see :mod:`ovn_cvx.experiments`)."""
 from __future__ import annotations
 
+import argparse
 from dataclasses import replace
 
-from .tables import TABLES, ReproduceConfig
+from ..cli import output_directory, positive_int, solver_name
+from .tables import DATASETS, TABLES, ReproduceConfig
+
+#: numpy's and scikit-learn's seeds are 32-bit
+MAX_SEED = 2**32 - 1
+#: the smallest --max-samples: the smallest class of glass (6 classes) then keeps about one pattern
+MIN_SAMPLES = 30
 
 
-def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise ValueError(f"must be >= 1, got {value}")
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be in [0, {MAX_SEED}], got {value}")
+    return value
+
+
+def _max_samples(text: str) -> int:
+    value = positive_int(text)
+    if value < MIN_SAMPLES:
+        raise argparse.ArgumentTypeError(f"must be >= {MIN_SAMPLES} (the nested 3-fold CV needs a few patterns "
+                                         f"of every class), got {value}")
     return value
 
 
@@ -23,7 +41,7 @@ def _run(args) -> int:
         overrides["tables"] = tuple(args.tables)
     if args.datasets:
         overrides["datasets"] = tuple(args.datasets)
-    if args.solver:
+    if args.solver is not None:
         overrides["ovn_solver"] = args.solver
     if args.max_samples is not None:
         overrides["max_samples"] = args.max_samples
@@ -42,13 +60,17 @@ def _run(args) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser("reproduce", help="recompute the paper's experiment tables and figures")
     p.add_argument("--quick", action="store_true", help="small grids, at most 90 patterns per data set")
-    p.add_argument("--out", default="reproduce-out", help="output directory (default: %(default)s)")
-    p.add_argument("--n-jobs", type=_positive_int, default=1, help="joblib workers (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the splits and subsamples (default: %(default)s)")
+    p.add_argument("--out", type=output_directory, default="reproduce-out",
+                   help="output directory (default: %(default)s)")
+    p.add_argument("--n-jobs", type=positive_int, default=1, help="joblib workers (default: %(default)s)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the splits and subsamples (default: %(default)s)")
     p.add_argument("--tables", nargs="+", choices=TABLES, help="only these tables")
-    p.add_argument("--datasets", nargs="+", help="only these data sets")
-    p.add_argument("--solver", help="OvN solver: 'mm' or a CVXPY solver name (default: mm)")
-    p.add_argument("--max-samples", type=_positive_int, help="subsample every data set to this many patterns")
+    p.add_argument("--datasets", nargs="+", choices=[d.name for d in DATASETS], metavar="DATASET",
+                   help="only these data sets: %(choices)s")
+    p.add_argument("--solver", type=solver_name, help="OvN solver: 'mm' or a CVXPY solver name (default: mm)")
+    p.add_argument("--max-samples", type=_max_samples,
+                   help=f"subsample every data set to this many patterns (at least {MIN_SAMPLES}: the nested "
+                        f"3-fold CV needs a few patterns of every class)")
     p.add_argument("--standardize-all", action="store_true",
                    help="StandardScaler (inside the pipeline) for every data set, not only emotions")
     p.add_argument("--no-nested", action="store_true", help="skip the nested-CV protocol")

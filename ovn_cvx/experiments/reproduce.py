@@ -79,7 +79,8 @@ def reproduce(config: ReproduceConfig, out_dir, *, ovn_class=None, progress=prin
     results = pd.concat(tables.values(), ignore_index=True) if tables else pd.DataFrame()
     results.to_csv(out / "results.csv", index=False)
     report = out / "report.md"
-    report.write_text(_report(config, tables, results, figures, started, seconds))
+    links = figures if isinstance(figures, str) else [Path(p).relative_to(out) for p in figures]  # from the report
+    report.write_text(_report(config, tables, results, links, started, seconds))
     (out / "run.json").write_text(json.dumps({"config": config.as_dict(), "environment": environment(),
                                               "started_utc": started.isoformat(), "seconds": seconds},
                                              indent=2, default=str))
@@ -146,5 +147,5 @@ def _report(config, tables, results, figures, started, seconds) -> str:
     if isinstance(figures, str):
         lines.append(figures)
     else:
-        lines += [f"* `{p}`" for p in figures]
+        lines += [f"* [{p.name}]({p.as_posix()})" for p in figures]
     return "\n".join(lines) + "\n"

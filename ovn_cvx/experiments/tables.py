@@ -121,11 +121,12 @@ class ReproduceConfig:
 
 
 def subsample(X, y, n, seed, task):
-    """At most n patterns: stratified for class labels, uniform for label sets."""
+    """At most n patterns: stratified for class labels, uniform for label sets (and when fewer patterns than
+    classes are left out)."""
     if n is None or len(X) <= n:
         return X, y
-    if task in ("multiclass", "binary"):
-        X, _, y, _ = train_test_split(X, y, train_size=n, stratify=y, random_state=seed)
+    if task in ("multiclass", "binary") and len(X) - n >= np.unique(y).size:  # a stratified split leaves a
+        X, _, y, _ = train_test_split(X, y, train_size=n, stratify=y, random_state=seed)  # pattern per class out
         return X, y
     idx = np.sort(np.random.default_rng(seed).choice(len(X), size=n, replace=False))
     return X[idx], y[idx]

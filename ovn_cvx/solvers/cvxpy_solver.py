@@ -8,6 +8,7 @@ import cvxpy as cp
 import numpy as np
 
 from ..exceptions import SolverNotAvailable
+from .._validation import check_instance, check_number
 from ..formulations import Formulation, build
 from ..objective import objective
 from ..problem import Problem
@@ -17,6 +18,26 @@ DEFAULT_SOLVER = "CLARABEL"
 #: Clarabel's options for a tight reference (gaps and feasibility 1e-10): at its defaults Clarabel leaves
 #: |Δf| up to ~1e-4 on the suite's problems, while the certified MM solutions are exact to round-off
 TIGHT_CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "tol_ktratio": 1e-8}
+
+#: options of ``cvxpy.Problem.solve`` and its solvers whose type is known, checked before CVXPY sees them
+BOOLEAN_OPTIONS = ("verbose", "warm_start", "ignore_dpp", "enforce_dpp")
+COUNT_OPTIONS = ("max_iters", "max_iter")
+POSITIVE_OPTIONS = ("eps", "eps_abs", "eps_rel", "abstol", "reltol", "feastol", "tol_gap_abs", "tol_gap_rel",
+                    "tol_feas", "time_limit")
+
+
+def check_options(options: dict) -> None:
+    """A TypeError/ValueError naming the option for a known solver option of the wrong type or range
+    (CVXPY would raise one that does not name it, or an OverflowError)."""
+    for key, value in options.items():
+        if key in BOOLEAN_OPTIONS and not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"solver option {key} must be True or False, got {value!r}")
+        if key in COUNT_OPTIONS:
+            check_number(f"solver option {key}", value, low=1, integer=True)
+            if value > np.iinfo(np.int32).max:
+                raise ValueError(f"solver option {key} must be at most {np.iinfo(np.int32).max}, got {value}")
+        if key in POSITIVE_OPTIONS:
+            check_number(f"solver option {key}", value, low=0, strict=True)
 
 
 @functools.lru_cache(maxsize=1)
@@ -48,10 +69,11 @@ def solve_cvxpy(problem: Problem, solver: str | None = None, *, parametrization:
     Solver errors and inaccurate statuses are returned as such, never as "optimal".
     """
     name = check_solver(solver)
+    check_options(options)
     if formulation is None:
         formulation = build(problem, parametrization)
     else:
-        formulation.update(problem)
+        check_instance("formulation", formulation, Formulation).update(problem)
     cvx = formulation.cvx
     info = {"parametrization": formulation.parametrization}
     start = time.perf_counter()
@@ -60,6 +82,11 @@ def solve_cvxpy(problem: Problem, solver: str | None = None, *, parametrization:
         status = cvx.status
     except cp.error.SolverError as err:
         status, info["error"] = "solver_error", str(err)
+    except (TypeError, ValueError, OverflowError) as err:
+        if not options:
+            raise
+        raise (TypeError if isinstance(err, TypeError) else ValueError)(
+            f"{name} rejected the solver options {sorted(options)}: {err}") from err
     wall = time.perf_counter() - start
     compile_time = float(getattr(cvx, "compilation_time", None) or 0.0)
     stats = cvx.solver_stats if status != "solver_error" else None

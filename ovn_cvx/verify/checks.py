@@ -28,6 +28,7 @@ import pandas as pd
 from sklearn.metrics.pairwise import linear_kernel
 from sklearn.svm import SVC
 
+from .._validation import check_instance
 from ..formulations import build
 from ..kkt import CONSTRAINT_TOL, KKT_TOL, kkt_certificate
 from ..labels import label_indicator, predict_labels
@@ -260,6 +261,7 @@ def linear_kernel_consistency(problem: Problem, *, results: tuple | None = None,
 
     ``results`` = (linear result, kernel result) of ``problem`` and ``linear_kernel_problem(problem)``;
     solved with ``solver`` (and ``solver_options``) when not given."""
+    check_instance("problem", problem, Problem)
     kernel_problem = linear_kernel_problem(problem)
     if results is None:
         options = solver_options or {}
@@ -284,6 +286,7 @@ def bias_limit(problem: Problem, bias_penalties=(10.0, 100.0, 1000.0), *, solver
     """Soft b with growing γ against hard b (same w-variant): at every γ, 0 ≤ F*_H − F*_γ ≤ m_H²/(4γ) and
     2γ Σb(γ) = m_γ (both exact, see the module docstring); at the largest γ, γ(F*_H − F*_γ)/(m_H²/4) and
     2γΣb/m_H within ``rate_tol`` of 1 (the 1/γ rate). m_H and m_γ come from the KKT certificate."""
+    check_instance("problem", problem, Problem)
     gammas = np.sort(np.asarray(bias_penalties, dtype=float))
     if gammas.size == 0 or (gammas <= 0).any():
         raise ValueError(f"bias_penalties must be positive numbers, got {bias_penalties}")

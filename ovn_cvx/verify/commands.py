@@ -11,6 +11,7 @@ import sys
 
 import pandas as pd
 
+from ..cli import output_directory
 from ..problem import VARIANTS
 from .runner import KINDS, run_suite
 from .suite import DEFAULT_BINARY, DEFAULT_SUITE, FULL_BINARY, FULL_SUITE
@@ -68,10 +69,12 @@ def _add_common(p) -> None:
                    help="CVXPY solvers and/or MM (default: CLARABEL ECOS OSQP SCS MM); each runs at the "
                         "default and the high-accuracy preset")
     p.add_argument("--formulations", nargs="+", metavar="F",
+                   choices=[*VARIANTS, *KINDS, *(f"{k}-{v}" for k in KINDS for v in VARIANTS)],
                    help=f"select problems by variant {VARIANTS}, kind {KINDS} or '<kind>-<variant>'")
-    p.add_argument("--out", metavar="DIR", help="write report.md, comparison.csv, summary.csv, checks.csv, "
-                                                "report.json into DIR")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar (shown when tqdm is installed)")
+    p.add_argument("--out", metavar="DIR", type=output_directory,
+                   help="write report.md, comparison.csv, summary.csv, checks.csv, report.json into DIR")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress on stderr (a tqdm bar when tqdm is installed, else a line per problem)")
 
 
 def register(subparsers) -> None:

@@ -18,6 +18,7 @@ import warnings
 
 import pandas as pd
 
+from .._progress import progress_steps
 from ..problem import VARIANTS
 from .checks import CheckResult, bias_limit, binary_equivalence, invariants, kkt_check, linear_kernel_consistency
 from .comparison import CVXPY_SOLVERS, HIGH_ACCURACY, PRESETS, Method, compare_runs, run_method, tolerances
@@ -51,14 +52,6 @@ def _selected(tokens, kernel, variant) -> bool:
     return bool(tokens & {variant, name.split("-")[0], name})
 
 
-def _progress(iterable, enabled: bool, total: int):
-    if not enabled:
-        return iterable
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # the optional extra "progress" is not installed: no bar
-        return iterable
-    return tqdm(iterable, total=total, desc="ovn-cvx verify", unit="problem")
 
 
 def _check_rows(case, formulation, check: CheckResult) -> list[dict]:
@@ -88,7 +81,8 @@ def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, presets=P
 
     ``formulations`` selects problems by variant ("SwHb"), kind ("linear", "kernel") or both
     ("kernel-HwHb"). A method that is not available (solver not installed or unknown to CVXPY) is recorded in
-    ``report.unavailable`` and the others still run. ``progress`` shows a tqdm bar when tqdm is installed.
+    ``report.unavailable`` and the others still run. ``progress`` shows a tqdm bar on stderr (without tqdm:
+    a line per problem).
     """
     with warnings.catch_warnings():
         # CVXPY's "Solution may be inaccurate": the status (optimal_inaccurate) is in the report already
@@ -112,7 +106,7 @@ def _run_suite(suite, solvers, formulations, presets, binary, identities, progre
         for method in methods:
             run_method(problem, method)
     tables, checks, unavailable = [], [], {}
-    for kind, case, variant in _progress(tasks, progress, len(tasks)):
+    for kind, case, variant in progress_steps(tasks, len(tasks), desc="ovn-cvx verify", enabled=progress):
         formulation = formulation_name(case.kernel, variant)
         if kind == "binary":
             X, y = case.data()

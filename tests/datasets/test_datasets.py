@@ -150,3 +150,68 @@ def test_load_mulan_arff_rejects_text_features(tmp_path):
 def test_subset_is_validated():
     with pytest.raises(ValueError, match="subset"):
         datasets.load_emotions("validation")
+
+
+SPARSE_ARFF = ARFF.split("@data")[0] + """@data
+{0 1.5, 1 1, 2 -2, 3 1}
+% a comment between rows
+{1 0, 2 3.25, 3 1, 4 1}
+{0 -1, 1 1}
+"""
+
+
+def test_load_mulan_arff_reads_sparse_rows(tmp_path):
+    """Omitted attributes of a sparse row are 0 (numeric) or the first declared value (nominal {0,1}: 0)."""
+    dense, sparse = tmp_path / "dense.arff", tmp_path / "sparse.arff"
+    dense.write_text(ARFF)
+    sparse.write_text(SPARSE_ARFF)
+    X, Y = datasets.load_mulan_arff(sparse, 2, return_X_y=True)
+    expected = datasets.load_mulan_arff(dense, 2)
+    np.testing.assert_array_equal(X, expected.data)
+    np.testing.assert_array_equal(Y, expected.target)
+
+
+HEADER = ARFF.split("@data")[0] + "@data\n"
+
+
+@pytest.mark.parametrize("text, line, match", [
+    ("", None, "it is empty"),
+    (HEADER[:60], None, "no @data line"),
+    (HEADER, None, "no data rows"),
+    (HEADER + "1,0,2,1\n", 9, "4 values, the header declares 5"),
+    (HEADER + "1,0,2,1,0,7\n", 9, "6 values, the header declares 5"),
+    (HEADER + "1,0,2,?,0\n", 9, "label 'lab1' must be 0 or 1"),
+    (HEADER + "1,0,2,1,0\n1,0,abc,1,0\n", 10, "'x2' must be numeric, got 'abc'"),
+    (HEADER + "1,2,2,1,0\n", 9, r"'flag' must be one of \('0', '1'\), got '2'"),
+    (HEADER + "1,0,2'',1,0\n", 9, "stray quote"),
+    (HEADER + "{0 1, 9 1}\n", 9, "index 9 is beyond the 5 attributes"),
+    (HEADER + "{0 1, 0 2}\n", 9, "given twice"),
+    (HEADER + "{0 1, 3 1\n", 9, "must end with '}'"),
+    (HEADER + "{0}\n", 9, "'<index> <value>'"),
+    ("@relation t\n@attribute s string\n@attribute lab {0,1}\n@data\nx,1\n", 2, "String attributes"),
+])
+def test_load_mulan_arff_names_file_and_line_of_bad_input(tmp_path, text, line, match):
+    path = tmp_path / "bad.arff"
+    path.write_text(text)
+    where = f"bad.arff, line {line}: " if line else "bad.arff"
+    with pytest.raises(ValueError, match=f"{where}.*{match}"):
+        datasets.load_mulan_arff(path, 2 if "lab2" in text else 1)
+
+
+def test_load_mulan_arff_missing_feature_is_nan(tmp_path):
+    path = tmp_path / "missing.arff"
+    path.write_text(HEADER + "1,?,2,1,0\n")
+    X, _ = datasets.load_mulan_arff(path, 2, return_X_y=True)
+    np.testing.assert_array_equal(X, [[1.0, np.nan, 2.0]])
+
+
+@pytest.mark.parametrize("damage, match", [
+    (lambda gz: gz[:-10], "EOFError"),  # truncated
+    (lambda gz: b"not gzip at all", "BadGzipFile"),
+    (lambda gz: gz[:20] + bytes([gz[20] ^ 0xFF]) + gz[21:], "Error"),  # corrupt deflate stream or CRC
+])
+def test_load_mulan_arff_damaged_gzip(tmp_path, damage, match):
+    path = tmp_path / "tiny.arff.gz"
+    path.write_bytes(damage(gzip.compress(ARFF.encode())))
+    with pytest.raises(ValueError, match=f"tiny.arff.gz is not a readable gzip file .*{match}"):
+        datasets.load_mulan_arff(path, 2)

@@ -90,6 +90,8 @@ def test_figures_and_report(run):
     assert {p.name for p in result["figures"]} == expected
     for path in result["figures"]:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        link = path.relative_to(out).as_posix()  # relative to the report: the output directory can move
+        assert f"]({link})" in report and (result["report"].parent / link).is_file()
 
 
 def test_tables_without_matplotlib(tmp_path, monkeypatch):

@@ -67,3 +67,17 @@ def test_bad_method_and_problem_type(multiclass_data):
         ovn_cvx.solve(Problem(*multiclass_data), method="newton")
     with pytest.raises(TypeError, match="problem must be an ovn_cvx.Problem"):
         ovn_cvx.solve(multiclass_data)
+
+
+@pytest.mark.parametrize("options, error, match", [
+    ({"verbose": "yes"}, TypeError, "solver option verbose must be True or False"),
+    ({"max_iters": "10"}, TypeError, "solver option max_iters must be an integer"),
+    ({"max_iters": 2**70}, ValueError, "solver option max_iters must be at most"),
+    ({"eps_abs": -1.0}, ValueError, "solver option eps_abs must be > 0"),
+    ({"acceleration_lookback": "x"}, TypeError, r"SCS rejected the solver options \['acceleration_lookback'\]"),
+])
+def test_bad_solver_options_are_named(options, error, match):
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0], [0.5, 1.5]])
+    problem = Problem(X, np.eye(2)[[0, 1, 0, 1]])
+    with pytest.raises(error, match=match):
+        ovn_cvx.solve(problem, solver="SCS", **options)

@@ -1,6 +1,7 @@
 """``ovn-cvx verify`` / ``ovn-cvx compare``: exit status, --out files, selection, unavailable solvers."""
 import dataclasses
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -9,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import ovn_cvx
 from ovn_cvx.cli import main
 from ovn_cvx.verify import comparison as compare_module
 
@@ -71,9 +73,43 @@ def test_compare_prints_the_report(tiny_suite, capsys):
         assert column in text
 
 
-def test_bad_formulation_is_an_error(tiny_suite):
-    with pytest.raises(ValueError, match="formulations"):
-        main(["verify", "--formulations", "XwYb"])
+@pytest.mark.parametrize("argv, message", [
+    (["verify", "--formulations", "XwYb"], "argument --formulations: invalid choice: 'XwYb'"),
+    (["compare", "--out", __file__], "argument --out: .* is not a directory"),
+    (["reproduce", "--datasets", "nope"], "argument --datasets: invalid choice: 'nope'"),
+    (["reproduce", "--solver", "NOPE"], "argument --solver: solver 'NOPE' is not a known CVXPY solver"),
+    (["reproduce", "--solver", ""], "argument --solver: solver '' is not a known CVXPY solver"),
+    (["reproduce", "--seed", "-1"], r"argument --seed: must be in \[0, 4294967295\], got -1"),
+    (["reproduce", "--seed", "1.5"], "argument --seed: must be an integer, got '1.5'"),
+    (["reproduce", "--max-samples", "5"], "argument --max-samples: must be >= 30"),
+    (["reproduce", "--n-jobs", "0"], "argument --n-jobs: must be >= 1, got 0"),
+    (["reproduce", "--n-jobs", "two"], "argument --n-jobs: must be an integer, got 'two'"),
+    (["reproduce", "--out", f"{__file__}/below"], "argument --out: .* is not a directory"),
+])
+def test_bad_arguments_are_usage_errors(argv, message, capsys):
+    """Rejected while parsing: exit status 2 and one line naming the argument, before anything runs."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err) and "Traceback" not in err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ovn-cvx {ovn_cvx.__version__}"
+
+
+def test_progress_lines_without_tqdm(tiny_suite, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # as if the optional tqdm were not installed
+    argv = ["compare", "--solvers", "CLARABEL", "--formulations", "linear-SwSb"]
+    assert main(argv) == 0
+    steps = re.findall(r"ovn-cvx verify: problem (\d+)/(\d+)", capsys.readouterr().err)
+    assert steps and [int(done) for done, _ in steps] == list(range(1, int(steps[0][1]) + 1))
+    assert main([*argv, "--no-progress"]) == 0
+    assert "problem 1/" not in capsys.readouterr().err
 
 
 def test_console_script_smoke(tmp_path):

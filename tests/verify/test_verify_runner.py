@@ -6,7 +6,7 @@ import types
 import pandas as pd
 import pytest
 
-from ovn_cvx.verify import runner
+from ovn_cvx._progress import progress_steps
 from ovn_cvx.verify.runner import run_suite
 
 SUMMARY_COLUMNS = ["method", "problems", "success_rate", "correct_rate", "certified_rate", "time_sgm", "wall_sgm",
@@ -79,8 +79,8 @@ def test_progress_bar_uses_tqdm_when_installed(monkeypatch, tiny):
     run_suite(tiny[0][:1], solvers=["CLARABEL"], formulations=["HwHb"], presets=("default",), binary=(),
               identities=False, progress=True)
     assert seen["total"] == 1
-    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # not installed: no bar, no error
-    assert list(runner._progress([1, 2], True, 2)) == [1, 2]
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # not installed: a line per step, no error
+    assert list(progress_steps([1, 2], 2, desc="test")) == [1, 2]
 
 
 def test_bad_arguments(tiny):
