@@ -127,7 +127,10 @@ def make_problem(X, Y, point, gram=None):
     problem = ovn_cvx.Problem(X, Y, point.variant, point.kernel, alpha=point.alpha_value(Y.shape[1]),
                               beta=point.beta)
     if gram is not None:
-        problem.gram = gram  # fills the cached property (computed once per data set and kernel)
+        try:
+            problem.gram = gram  # fills the cached property (computed once per data set and kernel)
+        except AttributeError:  # not settable in this version: every call computes its own, alike
+            pass
     return problem
 
 
@@ -363,6 +366,10 @@ def _f(value, spec=".3g"):
     return format(value, spec)
 
 
+def _x(value):
+    return _f(value) + ("×" if value is not None and math.isfinite(value) else "")
+
+
 DEFINITIONS = f"""\
 ## Definitions
 
@@ -405,12 +412,12 @@ def report(rows, summary, meta):
     o = s["overall"]
     add(f"- Problems: {s['problems']} ({s['no_cvxpy_success']} without a successful CVXPY solver, left out of "
         "the speed-ups)")
-    add(f"- **Speed-up of MM over the fastest successful CVXPY solver (geometric mean): {_f(o['geomean'])}×** "
+    add(f"- **Speed-up of MM over the fastest successful CVXPY solver (geometric mean): {_x(o['geomean'])}** "
         f"over {o['problems']} problems; MM faster on {o['mm_faster']}/{o['problems']}; over the fastest "
-        f"accurate CVXPY solver: {_f(s['geomean_accurate'])}× ({s['accurate_problems']} problems)")
+        f"accurate CVXPY solver: {_x(s['geomean_accurate'])} ({s['accurate_problems']} problems)")
     if s["worst"]:
         w = s["worst"]
-        add(f"- **Worst case: {_f(w['speedup'])}×** on `{w['problem']}` (MM {w['mm_seconds']:.3f} s, "
+        add(f"- **Worst case: {_x(w['speedup'])}** on `{w['problem']}` (MM {w['mm_seconds']:.3f} s, "
             f"{w['cvxpy']} {w['cvxpy_seconds']:.3f} s)")
     share = 100 * s["certified"] / max(1, s["mm_runs"])
     add(f"- **MM certified: {s['certified']}/{s['mm_runs']}** ({_f(share, '.0f')} %; {s['with_bound']} results carry "
@@ -421,12 +428,12 @@ def report(rows, summary, meta):
         f"max {_f(s['ref_accuracy_max'], '.1e')}\n")
     add("| group | problems | geo-mean speed-up | MM faster | worst | worst problem |")
     add("|---|---|---|---|---|---|")
-    add(f"| all | {o['problems']} | {_f(o['geomean'])}× | {o['mm_faster']} | {_f(o['worst'])}× | "
+    add(f"| all | {o['problems']} | {_x(o['geomean'])} | {o['mm_faster']} | {_x(o['worst'])} | "
         f"{o['worst_problem'] or '–'} |")
     for key, groups in s["by"].items():
         for value, g in groups.items():
-            add(f"| {key} = {value} | {g['problems']} | {_f(g['geomean'])}× | {g['mm_faster']} | "
-                f"{_f(g['worst'])}× | {g['worst_problem'] or '–'} |")
+            add(f"| {key} = {value} | {g['problems']} | {_x(g['geomean'])} | {g['mm_faster']} | "
+                f"{_x(g['worst'])} | {g['worst_problem'] or '–'} |")
     add("\n| method | runs | success claimed | false claims | max gap claimed | exceptions | unsound bounds |")
     add("|---|---|---|---|---|---|---|")
     for method, c in s["claims"].items():
@@ -451,7 +458,7 @@ def report(rows, summary, meta):
         cert = " (certified)" if mm["certified"] else ""
         add(f"| {pid} | {mm['n']} | {mm['k']} | {mm['pairs']} | {_f(mm['margin_pairs'], '.0f')} | "
             f"{mm['seconds']:.3f} | {mm['status']}{cert} | "
-            f"{_f(mm['rel_gap'], '.0e')} | {_f(mm['gap_bound'], '.0e')} | {_f(speedups.get(pid))}× | "
+            f"{_f(mm['rel_gap'], '.0e')} | {_f(mm['gap_bound'], '.0e')} | {_x(speedups.get(pid))} | "
             + " | ".join(cells) + f" | {_f(mm['ref_accuracy'], '.0e')} | {false} |")
     return "\n".join(lines) + "\n"
 
