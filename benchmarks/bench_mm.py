@@ -6,16 +6,20 @@ Run by hand (not a test):
     python benchmarks/bench_mm.py --sizes all          # + N=3000/10000 linear, N=1000/2000 RBF (CVXPY: many minutes)
     python benchmarks/bench_mm.py --sizes all --no-cvxpy
 
-Problems: SwHb, K = 5, M = 50, α = 0.2, β = 1, overlapping Gaussian blobs (``make_data``, separation 0.5).
-For every size: wall time (the fastest of ``--repeats`` runs, every method alike, taken in interleaved rounds so
-that a slow phase of the shared machine hits every method; compile time included for CVXPY and shown apart),
-iterations, peak Python-heap memory (one more run under tracemalloc, never timed: numpy arrays and CVXPY's Python
-objects; the solvers' native memory is not seen), the relative objective gap to the best objective found at that
-size (the certified MM optimum agrees with a tight Clarabel solve to ~1e-10), and the status. "MM warm" starts
-from the solution at β/1.2; "MM" is the default (generalized Newton steps), "plain MM" newton=False
-(over-relaxation only, at most 3000 iterations). scikit-learn's LinearSVC(crammer_singer) / SVC solve *other*
-models: time only.
-Then a warm-started path of 20 β values vs 20 cold fits (fastest of ``--repeats`` alternating runs).
+Problems: SwHb, K = 5, M = 50, α = 0.2, β = 1, overlapping Gaussian blobs (``make_data``) at separation 0.5 (a
+non-degenerate optimum) and 0.3 (degenerate at large N: most pairs on the margin, W ≈ 0 — MM's hard regime, shown,
+not hidden; ``--separations`` picks them). For every size and separation: wall time (the fastest of ``--repeats``
+runs, every method alike, taken in interleaved rounds so that a slow phase of the shared machine hits every method;
+compile time included for CVXPY and shown apart), iterations, peak Python-heap memory (one more run under
+tracemalloc, never timed: numpy arrays and CVXPY's Python objects; the solvers' native memory is not seen), the
+relative objective gap to the best objective found at that size and separation (the certified MM optimum agrees with
+a tight Clarabel solve to ~1e-10), the status and the number of pairs on the margin (|1 − y f| ≤ 1e-6: many = a
+degenerate optimum). "MM warm" starts from the solution at β/1.2; "MM" is the default (generalized Newton steps),
+"plain MM" newton=False (over-relaxation only, at most 3000 iterations). scikit-learn's LinearSVC(crammer_singer) /
+SVC solve *other* models: time only.
+Then a warm-started path of 20 β values vs 20 cold fits (fastest of ``--repeats`` alternating runs), at the
+first separation. The report starts with the machine stamp (``ovn_cvx._reports.environment``).
+For real data sets and the whole (variant, α, β, kernel) grid see ``benchmarks/bench_real.py``.
 """
 from __future__ import annotations
 
@@ -30,15 +34,16 @@ import numpy as np
 from sklearn.svm import SVC, LinearSVC
 
 import ovn_cvx
+from ovn_cvx._reports import environment
 from ovn_cvx.datasets import make_data
 
 SIZES = {"small": {"linear": [1000], "rbf": [500]},
          "medium": {"linear": [1000, 3000], "rbf": [500, 1000]},
          "all": {"linear": [1000, 3000, 10000], "rbf": [500, 1000, 2000]}}
 CVXPY_SOLVERS = ("CLARABEL", "ECOS", "OSQP")
-# 0.5: overlapping blobs with a non-degenerate optimum at every size (at 0.3 and N = 10000 the optimum is
-# degenerate: 6097 of 10000 pairs on the margin, W ≈ 0, beyond what the polish handles)
-SEPARATION = 0.5
+# 0.5: overlapping blobs with a non-degenerate optimum at every size; 0.3: a degenerate optimum (at N = 10000,
+# 6097 of 10000 pairs on the margin, W ≈ 0, beyond what the polish handles): kept in the report on purpose
+SEPARATIONS = (0.5, 0.3)
 PLAIN_MM = {"newton": False, "max_iter": 3000}  # bounded: plain MM crawls on (near-)separable data
 
 
@@ -46,6 +51,7 @@ PLAIN_MM = {"newton": False, "max_iter": 3000}  # bounded: plain MM crawls on (n
 class Row:
     kernel: str
     n: int
+    separation: float
     method: str
     seconds: float
     compile_seconds: float = float("nan")
@@ -53,6 +59,7 @@ class Row:
     objective: float = float("nan")
     status: str = ""
     peak_mb: float = float("nan")
+    margin: int | None = None  # pairs with |1 − y f| ≤ 1e-6 at the solution: many of them = a degenerate optimum
 
 
 def peak_memory(fn):
@@ -77,12 +84,27 @@ def measure(methods: dict, repeats=1):
     return {name: (values[name], seconds[name], peak_memory(fn)) for name, fn in methods.items()}
 
 
-def make_problem(kernel, n, beta=1.0):
-    X, Y = make_data("multiclass", n, 50, 5, seed=0, separation=SEPARATION)
+def make_problem(kernel, n, beta=1.0, separation=SEPARATIONS[0]):
+    X, Y = make_data("multiclass", n, 50, 5, seed=0, separation=separation)
     problem = ovn_cvx.Problem(X, Y, "SwHb", kernel, alpha=0.2, beta=beta)
     if problem.is_kernel:
         problem.gram  # computed on first use and cached: timed here, not inside the first fit
     return problem, X, Y
+
+
+def is_certified(result, accuracy=1e-6):
+    """A proven bound ``info["gap_bound"]`` on F − F* within ``accuracy``·max(1, |F|) (the MM with an exact
+    finish), or, from MM versions without that bound, their KKT ``info["certified"]`` flag."""
+    bound = result.info.get("gap_bound")
+    if bound is not None:
+        return bool(result.success and bound <= accuracy * max(1.0, abs(result.objective)))
+    return bool(result.info.get("certified"))
+
+
+def margin_pairs(result, tol=1e-6):
+    if not result.has_solution:
+        return None
+    return int((np.abs(ovn_cvx.residuals(result.problem, result.coef, result.b)) <= tol).sum())
 
 
 def fit_quietly(model, X, y):
@@ -92,14 +114,14 @@ def fit_quietly(model, X, y):
         return model.fit(X, y)
 
 
-def bench_size(kernel, n, cvxpy_solvers, max_rbf_n, repeats):
+def bench_size(kernel, n, cvxpy_solvers, max_rbf_n, repeats, separation=SEPARATIONS[0]):
     rows = []
     # the Gram matrix belongs to the problem (built once per kernel, shared by replace()): timed apart; a fit
     # "including the kernel" costs setup + MM cold
-    setup = measure({"setup": lambda: make_problem(kernel, n)})["setup"]
+    setup = measure({"setup": lambda: make_problem(kernel, n, separation=separation)})["setup"]
     (problem, X, Y), seconds, peak = setup
     if kernel != "linear":
-        rows.append(Row(kernel, n, "problem setup (Gram matrix)", seconds, peak_mb=peak))
+        rows.append(Row(kernel, n, separation, "problem setup (Gram matrix)", seconds, peak_mb=peak))
     previous = ovn_cvx.solve(problem.replace(beta=1.0 / 1.2), method="mm")
     variants = {"MM cold": {}, "MM warm": {"warm_start": previous}}
     if kernel == "linear":  # plain MM (over-relaxation only, no Newton steps) for comparison
@@ -110,7 +132,8 @@ def bench_size(kernel, n, cvxpy_solvers, max_rbf_n, repeats):
     for solver in cvxpy_solvers:
         limit = max_rbf_n.get(solver, max_rbf_n["*"]) if kernel != "linear" else np.inf
         if n > limit:
-            skipped.append(Row(kernel, n, f"CVXPY {solver}", float("nan"), status=f"skipped (N > {limit}: too slow)"))
+            skipped.append(Row(kernel, n, separation, f"CVXPY {solver}", float("nan"),
+                               status=f"skipped (N > {limit}: too slow)"))
         else:
             methods[f"CVXPY {solver}"] = functools.partial(ovn_cvx.solve, problem, solver=solver)
     y = Y.argmax(axis=1)
@@ -125,21 +148,21 @@ def bench_size(kernel, n, cvxpy_solvers, max_rbf_n, repeats):
     for name, (result, seconds, peak) in measured.items():
         if name == other:
             rows.extend(skipped)
-            rows.append(Row(kernel, n, name, seconds, status="(time only)", peak_mb=peak))
+            rows.append(Row(kernel, n, separation, name, seconds, status="(time only)", peak_mb=peak))
         elif name.startswith("CVXPY"):
-            rows.append(Row(kernel, n, name, seconds, result.compile_time, result.iterations, result.objective,
-                            result.status, peak))
+            rows.append(Row(kernel, n, separation, name, seconds, result.compile_time, result.iterations,
+                            result.objective, result.status, peak, margin_pairs(result)))
         else:
-            status = result.status + (" (certified)" if result.info["certified"] else "")
-            rows.append(Row(kernel, n, name, seconds, result.info["setup_time"], result.iterations,
-                            result.objective, status, peak))
+            status = result.status + (" (certified)" if is_certified(result) else "")
+            rows.append(Row(kernel, n, separation, name, seconds, result.info.get("setup_time", float("nan")),
+                            result.iterations, result.objective, status, peak, margin_pairs(result)))
     return rows
 
 
-def bench_path(kernel, n, cold_options, warm_options, repeats, n_betas=20):
+def bench_path(kernel, n, cold_options, warm_options, repeats, n_betas=20, separation=SEPARATIONS[0]):
     """A warm-started β path (each fit starts at the previous solution, the first one cold) vs the same fits
     cold; the fastest of ``repeats`` runs of each, alternating."""
-    problem, _, _ = make_problem(kernel, n)
+    problem, _, _ = make_problem(kernel, n, separation=separation)
     betas = np.geomspace(0.25, 4.0, n_betas)
     out = {}
     for _ in range(repeats):
@@ -150,7 +173,7 @@ def bench_path(kernel, n, cold_options, warm_options, repeats, n_betas=20):
                                        warm_start=previous if mode == "warm" else None)
                 previous = result
                 iterations += result.iterations
-                certified += result.info["certified"]
+                certified += is_certified(result)
             seconds = time.perf_counter() - start
             if mode not in out or seconds < out[mode][0]:
                 out[mode] = (seconds, iterations, certified)
@@ -165,19 +188,22 @@ def fmt(value, spec):
 
 
 def print_table(rows):
-    print("| kernel | N | method | time [s] | setup/compile [s] | iterations | rel. gap | status | peak MB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| kernel | N | separation | method | time [s] | setup/compile [s] | iterations | rel. gap | status | "
+          "pairs on the margin | peak MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     best = {}
     for row in rows:
         if np.isfinite(row.objective):
-            key = (row.kernel, row.n)
+            key = (row.kernel, row.n, row.separation)
             best[key] = min(best.get(key, np.inf), row.objective)
     for row in rows:
-        ref = best.get((row.kernel, row.n))
+        ref = best.get((row.kernel, row.n, row.separation))
         gap = (row.objective - ref) / max(1.0, abs(ref)) if np.isfinite(row.objective) else float("nan")
-        print(f"| {row.kernel} | {row.n} | {row.method} | {fmt(row.seconds, '.3f')} | "
+        print(f"| {row.kernel} | {row.n} | {row.separation:g} | {row.method} | "
+              f"{fmt(row.seconds, '.3f')} | "
               f"{fmt(row.compile_seconds, '.3f')} | "
-              f"{fmt(row.iterations, 'd')} | {fmt(gap, '.1e')} | {row.status} | {fmt(row.peak_mb, '.1f')} |",
+              f"{fmt(row.iterations, 'd')} | {fmt(gap, '.1e')} | {row.status} | {fmt(row.margin, 'd')} | "
+              f"{fmt(row.peak_mb, '.1f')} |",
               flush=True)
 
 
@@ -192,22 +218,28 @@ def main(argv=None):
     parser.add_argument("--no-path", action="store_true", help="skip the 20-β path")
     parser.add_argument("--repeats", type=int, default=3,
                         help="time every method this many times and report the fastest (default 3)")
+    parser.add_argument("--separations", type=float, nargs="+", default=list(SEPARATIONS),
+                        help="blob separations (default 0.5 and the degenerate 0.3); the path uses the first")
     args = parser.parse_args(argv)
     solvers = [] if args.no_cvxpy else [s.upper() for s in args.solvers]
+    m = environment()
+    print(f"Machine: {m['date']}, {m['platform']} ({m['machine']}, {m['cpu']}, {m['cpu_count']} CPUs), "
+          f"Python {m['python']}; " + ", ".join(f"{k} {v}" for k, v in m["versions"].items()) + "\n", flush=True)
     rows = []
     for kernel in ("linear", "rbf"):
         for n in SIZES[args.sizes][kernel]:
-            rows.extend(bench_size(kernel, n, solvers, {"*": args.cvxpy_rbf_max, "ECOS": args.ecos_rbf_max},
-                                   args.repeats))
+            for separation in args.separations:
+                rows.extend(bench_size(kernel, n, solvers, {"*": args.cvxpy_rbf_max, "ECOS": args.ecos_rbf_max},
+                                       args.repeats, separation))
     print_table(rows)
     if not args.no_path:
-        print("\n| path (20 β in [0.25, 4]) | N | cold: time [s] / iterations | warm: time [s] / iterations | "
-              "speed-up | certified (cold, warm) |")
+        print(f"\n| path (20 β in [0.25, 4], separation {args.separations[0]:g}) | N | "
+              "cold: time [s] / iterations | warm: time [s] / iterations | speed-up | certified (cold, warm) |")
         print("|---|---|---|---|---|---|")
         for kernel in ("linear", "rbf"):
             n = SIZES[args.sizes][kernel][0 if args.sizes == "small" else 1]
             for name, cold, warm in PATHS if kernel == "linear" else PATHS[:1]:
-                out = bench_path(kernel, n, cold, warm, args.repeats)
+                out = bench_path(kernel, n, cold, warm, args.repeats, separation=args.separations[0])
                 (tc, ic, cc), (tw, iw, cw) = out["cold"], out["warm"]
                 print(f"| {name} {kernel} | {n} | {tc:.2f} / {ic} | {tw:.2f} / {iw} | {tc / tw:.1f}× | "
                       f"{cc}/20, {cw}/20 |", flush=True)
