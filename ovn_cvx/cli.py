@@ -14,7 +14,7 @@ COMMAND_MODULES = ("ovn_cvx.verify.commands", "ovn_cvx.experiments.commands")
 
 
 def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
+    """Argparse type: an integer >= 1."""
     try:
         value = int(text)
     except ValueError:
@@ -25,7 +25,7 @@ def positive_int(text: str) -> int:
 
 
 def output_directory(text: str) -> Path:
-    """argparse type: a directory that exists or can be created (its nearest existing ancestor is a directory)."""
+    """Argparse type: a directory that exists or can be created (its nearest existing ancestor is a directory)."""
     path = Path(text)
     if not text.strip():
         raise argparse.ArgumentTypeError("must be a directory name, got an empty string")
@@ -36,7 +36,7 @@ def output_directory(text: str) -> Path:
 
 
 def solver_name(text: str) -> str:
-    """argparse type: "mm" or an installed CVXPY solver (upper-cased)."""
+    """Argparse type: "mm" or an installed CVXPY solver (upper-cased)."""
     if text.lower() == "mm":
         return "mm"
     from .solvers.cvxpy_solver import check_solver

@@ -1,4 +1,4 @@
-"""The proven bound on F − F* (SPEC §6, weak duality), shared by every solver and by the KKT certificate.
+"""The proven bound on F − F* (docs/theory.md §6, weak duality), shared by every solver and by the KKT certificate.
 
 For any pair multipliers μ with 0 ≤ μ_p ≤ c_p and equal class masses m_k = Σ_{p: k_p = k} y_p μ_p = m,
 
@@ -65,7 +65,7 @@ def _shift_mass(mu, c, sign, delta):
 
 
 def feasible_dual(problem: Problem, mu) -> np.ndarray:
-    """μ clipped to [0, c] with every class mass moved to one common value, inside the box (SPEC §6)."""
+    """μ clipped to [0, c] with every class mass moved to one common value, inside the box (docs/theory.md §6)."""
     pairs, c = problem.pairs, problem.cost
     mu = np.clip(np.nan_to_num(np.asarray(mu, dtype=np.float64), nan=0.0), 0.0, c)
     positive = pairs.sign > 0
@@ -81,7 +81,8 @@ def feasible_dual(problem: Problem, mu) -> np.ndarray:
 
 
 def dual_value(problem: Problem, mu: np.ndarray) -> float:
-    """D(μ) = Σ_p μ_p − ½ tr(P⁺ Mᵀ G M) [− m²/(4γ)] for a dual-feasible μ (SPEC §6), with the exact G (X Xᵀ for
+    """D(μ) = Σ_p μ_p − ½ tr(P⁺ Mᵀ G M) [− m²/(4γ)] for a dual-feasible μ (docs/theory.md §6), with the exact G (X Xᵀ
+    for
     linear problems, never formed), so that the bound holds for the problem as stated."""
     pairs = problem.pairs
     nonzero = np.flatnonzero(mu)

@@ -1,7 +1,8 @@
 """``OvNClassifier``: the OvN SVM as a scikit-learn classifier (multiclass, binary and multilabel).
 
-The estimator builds an :class:`ovn_cvx.Problem` (SPEC §1–§3), solves it with the MM solver or a CVXPY
-solver, and predicts with the rule of SPEC §5. Degenerate label columns (SPEC §3.4) are handled here,
+The estimator builds an :class:`ovn_cvx.Problem` (docs/theory.md §1–§3), solves it with the MM solver or a CVXPY
+solver, and predicts with the rule of docs/theory.md §5. Degenerate label columns (docs/theory.md §3.4) are handled
+here,
 not passed to the ``Problem`` (which rejects them); see :class:`OvNClassifier`.
 """
 from __future__ import annotations
@@ -30,10 +31,10 @@ from .solve import solve
 NEVER = -np.finfo(np.float64).max
 
 #: the training decision values must vary by more than this (on the margin scale 1) for the solution
-#: not to count as trivial (SPEC §3.4: W = 0, every pattern gets the same decision values).
+#: not to count as trivial (docs/theory.md §3.4: W = 0, every pattern gets the same decision values).
 TRIVIAL_SPREAD = 1e-5
 
-#: a pair is a support vector when its residual is >= −SUPPORT_TOL (the accuracy of the solvers, SPEC §10)
+#: a pair is a support vector when its residual is >= −SUPPORT_TOL (the accuracy of the solvers, docs/theory.md §10)
 SUPPORT_TOL = 1e-6
 
 FALLBACKS = ("argmax", "none")
@@ -54,7 +55,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     """One-versus-none (OvN) SVM classifier (Shajari & Rangarajan) for multiclass and multilabel data.
 
     It minimizes F(W, b) = R(W) + β Σ_p s_p [1 − y_p f_{k_p}(x_{i_p})]_+ + B(b) with one hinge term per
-    (pattern, label) pair, f_k(x) = ⟨w_k, φ(x)⟩ + b_k (the convention of ``SPEC.md`` §2; see the README).
+    (pattern, label) pair, f_k(x) = ⟨w_k, φ(x)⟩ + b_k (the convention of docs/theory.md §2; see the README).
 
     Parameters
     ----------
@@ -76,13 +77,13 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         ``"mm"`` (majorization–minimization, ``ovn_cvx.solvers.mm``) or the name of an installed CVXPY
         solver (``"CLARABEL"``, ``"ECOS"``, ``"OSQP"``, ``"SCS"``, ...) for the reference formulation.
     threshold : float, default=1.0
-        Multilabel rule: label k is predicted when f_k(x) >= threshold (SPEC §5).
+        Multilabel rule: label k is predicted when f_k(x) >= threshold (docs/theory.md §5).
     fallback : {"argmax", "none"}, default="argmax"
         Multilabel rule for a pattern with no f_k(x) >= threshold: predict its argmax label, or no label.
-    tol, max_iter, eps :
-        MM only: stopping tolerance (relative decrease of the smoothed objective), iteration limit and
-        hinge-smoothing floor ε (SPEC §9; None: MM's default, which depends on the start). MM finishes with a certified active-set polish, so ε does not
-        bias a certified solution. The CVXPY solvers use their own defaults.
+    tol, max_iter :
+        MM only: the accuracy a fit must prove, as a bound on (F − F*)/max(1, |F|) from an exactly feasible
+        dual point (docs/theory.md §6; a fit that cannot prove it warns), and the iteration limit. The CVXPY
+        solvers use their own defaults.
     warm_start : bool, default=False
         MM only: start from the previous solution when refitting on data with the same shape.
     class_weight : None, "balanced" or dict, default=None
@@ -105,7 +106,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Training-sample indices of the support vectors, class by class (a multilabel sample can be a
         support vector of several labels, so it can appear several times); ``n_support_[k]`` of them belong
         to class k. A pair is a support vector when its residual 1 − y_p f_{k_p}(x_{i_p}) >= −1e-6
-        (``SUPPORT_TOL``: its dual variable can be nonzero, SPEC §6).
+        (``SUPPORT_TOL``: its dual variable can be nonzero, docs/theory.md §6).
     n_support_ : ndarray of shape (K,)
     coef_, intercept_ : linear kernel only
         Shape (K, M) and (K,): row k is w_k and b_k. Binary (1-D ``y`` with two classes): shape (1, M) and
@@ -118,11 +119,11 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     -----
     **decision_function.** Shape (n, K) of f_k(x), except binary 1-D ``y``: shape (n,), (f_2 − f_1)/2,
     positive for ``classes_[1]``. For K = 2 HwHb, f_1 = −f_2, so this is f for ``classes_[1]`` and equals
-    ``SVC(kernel=..., C=beta/2).decision_function`` (SPEC §7). ``predict`` is the argmax (ties: first class)
+    ``SVC(kernel=..., C=beta/2).decision_function`` (docs/theory.md §7). ``predict`` is the argmax (ties: first class)
     for 1-D ``y`` and {k : f_k(x) >= threshold} (with the fallback) for an indicator matrix, returned as a
     dense 0/1 integer array.
 
-    **Degenerate label columns (SPEC §3.4).** A column with no positive entry (no example, only known
+    **Degenerate label columns (docs/theory.md §3.4).** A column with no positive entry (no example, only known
     negatives −1, or only samples of zero weight) cannot be fitted: with an empty class the optimum is the
     trivial W = 0. Such a column is left out of the problem; it is never predicted and its decision value
     is ``NEVER`` (the most negative finite float). At least two columns must have a positive entry. An
@@ -134,12 +135,12 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
 
     **Warnings.** ``ConvergenceWarning`` when MM stops at ``max_iter`` or a CVXPY solver reports an inaccurate
     solution; ``UserWarning`` when the training decision values are constant (‖W‖ ≈ 0, the trivial
-    solution of SPEC §3.4). A solver that returns no solution raises ``RuntimeError``.
+    solution of docs/theory.md §3.4). A solver that returns no solution raises ``RuntimeError``.
     """
 
     def __init__(self, variant="SwHb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
-                 beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", tol=1e-9,
-                 max_iter=10_000, eps=None, warm_start=False, class_weight=None):
+                 beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", tol=1e-6,
+                 max_iter=10_000, warm_start=False, class_weight=None):
         self.variant = variant
         self.kernel = kernel
         self.gamma = gamma
@@ -153,7 +154,6 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self.fallback = fallback
         self.tol = tol
         self.max_iter = max_iter
-        self.eps = eps
         self.warm_start = warm_start
         self.class_weight = class_weight
 
@@ -181,7 +181,6 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         "fallback": [StrOptions(set(FALLBACKS))],
         "tol": [_RealInterval(0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "eps": [_RealInterval(0, None, closed="neither"), None],
         "warm_start": ["boolean"],
         "class_weight": [StrOptions({"balanced"}), dict, None],
     }
@@ -290,8 +289,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                                      or previous.problem.is_kernel != problem.is_kernel
                                      or previous.problem.coef_shape != problem.coef_shape):
             previous = None  # not a starting point for this problem: start cold
-        return solve(problem, method="mm", eps=self.eps, tol=self.tol, max_iter=self.max_iter,
-                     warm_start=previous)
+        return solve(problem, method="mm", gap_tol=self.tol, max_iter=self.max_iter, warm_start=previous)
 
     def _check_result(self, result):
         where = f"{result.method}/{result.solver}"
@@ -299,14 +297,18 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             raise RuntimeError(f"{where} produced no solution (status {result.status!r}"
                                + (f": {result.info['error']}" if "error" in result.info else "") + ")")
         if not result.success:
-            hint = "increase max_iter or eps" if result.method == "mm" else "try another solver"
-            warnings.warn(f"{where} did not converge to the requested accuracy (status {result.status!r}, "
-                          f"{result.iterations} iterations); {hint}", ConvergenceWarning, stacklevel=3)
+            if result.method == "mm":
+                hint = (f"its proven bound on (F − F*)/max(1, |F|) is {result.info['relative_gap_bound']:.2g}, "
+                        f"above tol={self.tol:g}; increase tol or max_iter, or try a CVXPY solver")
+            else:
+                hint = "try another solver"
+            warnings.warn(f"{where} did not reach the requested accuracy (status {result.status!r}, "
+                          f"{result.iterations} iterations): {hint}", ConvergenceWarning, stacklevel=3)
         F = training_decision(result.problem, result.coef, result.b)
         spread = float(np.ptp(F, axis=0).max())
         if spread <= TRIVIAL_SPREAD:
             warnings.warn(f"the solution is trivial: the decision values are the same for every training "
-                          f"pattern (spread {spread:.2g}, ‖W‖ ≈ 0; SPEC §3.4); every pattern gets the same "
+                          f"pattern (spread {spread:.2g}, ‖W‖ ≈ 0; docs/theory.md §3.4); every pattern gets the same "
                           "prediction. Increase beta, or use hard biases.", UserWarning, stacklevel=3)
 
     def _set_support(self, result):
@@ -351,7 +353,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         return F
 
     def predict(self, X):
-        """Class labels (argmax, SPEC §5), or for an indicator-matrix fit a 0/1 matrix (n, K):
+        """Class labels (argmax, docs/theory.md §5), or for an indicator-matrix fit a 0/1 matrix (n, K):
         {k : f_k(x) >= threshold}, or the argmax label when that set is empty and ``fallback="argmax"``."""
         F = self.decision_function(X)
         if self._binary:

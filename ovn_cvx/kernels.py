@@ -13,7 +13,7 @@ from ._validation import check_number, naming
 
 NAMED_KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
 
-# SPEC §4.2: an eigenvalue below −NEGATIVE_TOL·scale means "not a kernel matrix".
+# docs/theory.md §4.2: an eigenvalue below −NEGATIVE_TOL·scale means "not a kernel matrix".
 NEGATIVE_TOL = 1e-8
 
 
@@ -63,7 +63,7 @@ def check_gram(G: np.ndarray) -> np.ndarray:
     """Validate a training kernel matrix: square, finite, symmetric and positive semidefinite.
 
     PSD is tested by a Cholesky factorization of G + NEGATIVE_TOL·λ_max·I, which fails exactly when G has an
-    eigenvalue below about −NEGATIVE_TOL·λ_max (SPEC §4.2): an O(N³/3) test, several times cheaper than the
+    eigenvalue below about −NEGATIVE_TOL·λ_max (docs/theory.md §4.2): an O(N³/3) test, several times cheaper than the
     eigendecomposition that only some solvers need (λ_max by Lanczos).
     """
     G = np.asarray(G, dtype=np.float64)
@@ -91,14 +91,14 @@ def check_gram(G: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class KernelFactor:
-    """G = U diag(s) Uᵀ restricted to the r eigenvalues above round-off, N·ε_mach·max(s) (SPEC §9.9).
+    """G = U diag(s) Uᵀ restricted to the r eigenvalues above round-off, N·ε_mach·max(s) (docs/theory.md §9.9).
 
     Only directions the eigensolver cannot tell from zero are dropped: a fixed relative cutoff (1e-10, before)
     changed the problem on a badly scaled Gram (columns of scales 1e6 and 1 give eigenvalue ratios ~1e-12:
     every solver then agreed on the wrong optimum).
 
     ``features`` is L = U_r diag(√s_r) (N×r, G ≈ L Lᵀ). Coefficients C in eigen-coordinates map back
-    to A = U_r diag(s_r^{−1/2}) C (the minimum-norm coefficients, SPEC §4.2b).
+    to A = U_r diag(s_r^{−1/2}) C (the minimum-norm coefficients, docs/theory.md §4.2b).
     """
 
     vectors: np.ndarray

@@ -1,4 +1,4 @@
-"""Solver-independent KKT certificate of an OvN solution (SPEC §6).
+"""Solver-independent KKT certificate of an OvN solution (docs/theory.md §6).
 
 Given (W, b) (kernel: (A, b)), the pairs are split by their residual r_p = 1 − y_p f_{k_p}(x_{i_p}):
 V = {r_p > δ} gets μ_p = c_p, I = {r_p < −δ} gets μ_p = 0, and the multipliers of the margin pairs
@@ -28,7 +28,7 @@ from ._validation import check_instance, check_number
 from .objective import constraint_violation, objective, residuals
 from .problem import Problem
 
-#: SPEC §10: KKT residuals ≤ 1e-6 relative, hard constraints ≤ 1e-8 absolute
+#: docs/theory.md §10: KKT residuals ≤ 1e-6 relative, hard constraints ≤ 1e-8 absolute
 KKT_TOL = 1e-6
 CONSTRAINT_TOL = 1e-8
 #: candidate bands δ (|r_p| ≤ δ counts as "on the margin"); the certificate keeps the best one, since a
@@ -70,7 +70,7 @@ def _features_and_weights(problem: Problem, coef: np.ndarray):
 
 
 def kkt_certificate(problem: Problem, coef, b, *, margin_band: float | None = None) -> KKTCertificate:
-    """The KKT certificate of (coef, b) for ``problem`` (SPEC §6); see the module docstring.
+    """The KKT certificate of (coef, b) for ``problem`` (docs/theory.md §6); see the module docstring.
 
     ``margin_band`` is δ; by default the bands of ``MARGIN_BANDS`` are tried in turn and the first certificate
     that passes at ``KKT_TOL`` is returned, else the one with the smallest largest residual.
@@ -82,7 +82,7 @@ def kkt_certificate(problem: Problem, coef, b, *, margin_band: float | None = No
     coef, b = np.asarray(coef, dtype=np.float64), np.asarray(b, dtype=np.float64)
     bands = MARGIN_BANDS if margin_band is None else (margin_band,)
     tried = []
-    # the least-squares systems are small: threaded BLAS only contends on a loaded machine (SPEC §9.7)
+    # the least-squares systems are small: threaded BLAS only contends on a loaded machine (docs/theory.md §9.7)
     with threadpool_limits(limits=1, user_api="blas"):
         for band in bands:
             tried.append(_certificate(problem, coef, b, value, band))
@@ -148,7 +148,8 @@ def _certificate(problem: Problem, coef: np.ndarray, b: np.ndarray, value: float
     m_scale = max(1.0, float(np.abs(m).max()))
     box = np.maximum(np.maximum(-mu, mu - c), 0.0) / c
     complementarity = (np.maximum(r, 0.0) * (c - mu) + np.maximum(-r, 0.0) * mu) / c
-    # the proven bound (SPEC §6): the recovered μ made exactly dual feasible; residual tests alone can pass while
+    # the proven bound (docs/theory.md §6): the recovered μ made exactly dual feasible; residual tests alone can pass
+    # while
     # F − F* is large (β ≫ 1 with F* ≪ 1)
     bound = gap_bound(problem, coef, b, mu, primal=value)
     out = {

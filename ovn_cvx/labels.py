@@ -1,4 +1,5 @@
-"""The two label rules, defined once: 1-D class labels → membership matrix, decision values → labels (SPEC §5)."""
+"""The two label rules, defined once: 1-D class labels → membership matrix, decision values → labels (docs/theory.md
+§5)."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,7 @@ def label_indicator(y, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
 
 
 def predict_labels(F, *, multilabel: bool, threshold: float = 1.0, fallback: bool = True) -> np.ndarray:
-    """SPEC §5 on decision values F (n×K), as a boolean n×K label matrix: multiclass → the argmax (ties: the
+    """docs/theory.md §5 on decision values F (n×K), as a boolean n×K label matrix: multiclass → the argmax (ties: the
     first class); multilabel → {k : f_k ≥ threshold}, or the argmax when that set is empty and ``fallback``."""
     F = np.asarray(F)
     top = np.zeros(F.shape, dtype=bool)

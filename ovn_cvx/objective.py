@@ -1,4 +1,4 @@
-"""The one exact objective evaluator (SPEC §2) and the hard-constraint residuals.
+"""The one exact objective evaluator (docs/theory.md §2) and the hard-constraint residuals.
 
 Every solver's reported objective comes from here, never only from the solver itself.
 """
@@ -46,7 +46,7 @@ def regularizer(problem: Problem, coef) -> float:
 
 
 def objective(problem: Problem, coef, b, residual: np.ndarray | None = None) -> float:
-    """F(W, b) = R(W) + Σ_p c_p [1 − y_p f_{k_p}(x_{i_p})]_+ + B(b)  (SPEC §2).
+    """F(W, b) = R(W) + Σ_p c_p [1 − y_p f_{k_p}(x_{i_p})]_+ + B(b)  (docs/theory.md §2).
 
     ``residual``: the pair residuals r_p = 1 − y_p f_{k_p}(x_{i_p}) of (coef, b) when the caller has just
     computed them (the MM polish): saves a pass over the data; not recomputed or checked.

@@ -1,6 +1,6 @@
 """The OvN problem model: data, pairs, hyperparameters and kernel, validated once.
 
-Convention (``SPEC.md`` §2): for a variant in {"SwSb", "SwHb", "HwSb", "HwHb"}
+Convention (docs/theory.md §2): for a variant in {"SwSb", "SwHb", "HwSb", "HwHb"}
 
     F(W, b) = R(W) + Σ_p c_p [1 − y_p f_{k_p}(x_{i_p})]_+ + B(b),
 
@@ -31,12 +31,12 @@ KERNEL_FIELDS = ("X", "kernel", "gamma", "degree", "coef0")
 
 
 def alpha_interval(n_classes: int) -> tuple[float, float]:
-    """Open interval of admissible α for K classes: −1/(K−1) < α < 1 (SPEC §3.1)."""
+    """Open interval of admissible α for K classes: −1/(K−1) < α < 1 (docs/theory.md §3.1)."""
     return -1.0 / (n_classes - 1), 1.0
 
 
 def coupling_matrix(alpha: float, n_classes: int, hard_w: bool) -> np.ndarray:
-    """P = (1−α) I + α J (soft w) or I (hard w, where α is dropped: SPEC §2)."""
+    """P = (1−α) I + α J (soft w) or I (hard w, where α is dropped: docs/theory.md §2)."""
     if hard_w:
         return np.eye(n_classes)
     return (1.0 - alpha) * np.eye(n_classes) + alpha * np.ones((n_classes, n_classes))
@@ -88,12 +88,12 @@ def _check_membership(Y) -> np.ndarray:
     empty = np.flatnonzero(~(Y == 1).any(axis=0))
     if empty.size:
         raise ValueError(f"class(es) {empty.tolist()} of Y have no member (no entry equal to 1); "
-                         "every class needs at least one positive pair (SPEC §3.4)")
+                         "every class needs at least one positive pair (docs/theory.md §3.4)")
     return Y
 
 
 class Problem:
-    """An OvN training problem (SPEC §1–§3).
+    """An OvN training problem (docs/theory.md §1–§3).
 
     Parameters
     ----------
@@ -181,9 +181,9 @@ class Problem:
         if not lo < alpha < hi:
             raise ValueError(f"alpha must lie in the open interval ({lo:g}, {hi:g}) for K={self.n_classes} "
                              f"classes, got {alpha}: outside it the objective is unbounded below or "
-                             "degenerate (SPEC §3)")
+                             "degenerate (docs/theory.md §3)")
         if self.hard_w and alpha != 0:
-            warnings.warn(f"alpha={alpha} is ignored by the hard-w variant {self.variant} (SPEC §2)",
+            warnings.warn(f"alpha={alpha} is ignored by the hard-w variant {self.variant} (docs/theory.md §2)",
                           UserWarning, stacklevel=4)
         self.alpha = alpha
         self.beta = check_number("beta", beta, low=0, strict=True)
@@ -241,7 +241,7 @@ class Problem:
 
     @property
     def coupling_pinv(self) -> np.ndarray:
-        """P⁺ of the dual (SPEC §6): P⁻¹ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or the centring Π (hard w)."""
+        """P⁺ of the dual (docs/theory.md §6): P⁻¹ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or the centring Π (hard w)."""
         K = self.n_classes
         mean = np.full((K, K), 1.0 / K)
         centring = np.eye(K) - mean
@@ -264,7 +264,7 @@ class Problem:
 
     @property
     def kernel_factor(self) -> KernelFactor:
-        """Eigen-factor G ≈ L Lᵀ (SPEC §4.2), computed on first use and shared by ``replace``."""
+        """Eigen-factor G ≈ L Lᵀ (docs/theory.md §4.2), computed on first use and shared by ``replace``."""
         if "factor" not in self._shared:
             self._shared["factor"] = KernelFactor.from_gram(self.gram)
         return self._shared["factor"]

@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_array
 from .problem import Problem
 
 #: the status that means "a solution to the requested accuracy": CVXPY's solver verdict, or (fast solver) a
-#: proven bound on F − F* within ``gap_tol`` (SPEC §6)
+#: proven bound on F − F* within ``gap_tol`` (docs/theory.md §6)
 SUCCESS_STATUSES = ("optimal",)
 
 

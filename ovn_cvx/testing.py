@@ -1,7 +1,7 @@
 """Use the CVXPY reference as a test oracle in any test suite.
 
-    from ovn_cvx.testing import assert_matches_reference
-    assert_matches_reference(my_result)            # solves the reference with Clarabel and compares
+from ovn_cvx.testing import assert_matches_reference
+assert_matches_reference(my_result)            # solves the reference with Clarabel and compares
 """
 from __future__ import annotations
 
@@ -22,12 +22,11 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
     :func:`~ovn_cvx.verify.checks.reference_agreement` against the reference.
 
     Limits: the relative objective gap |F − F_ref| / max(1, |F_ref|) ≤ ``rtol``; max |Δf| over the training set
-    ≤ ``ftol`` (None skips it: b may be non-unique, SPEC §8); hard-constraint residuals ≤ ``ctol``; the reported
+    ≤ ``ftol`` (None skips it: b may be non-unique, docs/theory.md §8); hard-constraint residuals ≤ ``ctol``; the
+    reported
     objective equals the exact evaluator's. The reference (``solve(problem, solver=solver)``, ``problem``
     defaulting to ``result.problem``) is computed unless given, and returned so that a caller can re-use it.
     """
-    from .solve import solve
-
     check_instance("result", result, SolveResult)
     problem = result.problem if problem is None else check_instance("problem", problem, Problem)
     if not result.has_solution:

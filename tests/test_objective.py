@@ -1,4 +1,4 @@
-"""The exact evaluator against a loop-by-loop transcription of SPEC §2, and hand-derived optima."""
+"""The exact evaluator against a loop-by-loop transcription of docs/theory.md §2, and hand-derived optima."""
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
@@ -8,12 +8,13 @@ from ovn_cvx import Problem, constraint_violation, objective
 
 
 def naive_objective(X, Y, variant, alpha, beta, gamma, s, W, b, G=None):
-    """SPEC §2 written term by term: ½Σ‖w_k‖² + α Σ_{k<l}⟨w_k,w_l⟩ + Σ_{Y_ik≠0} β s_i [1 − Y_ik f_k(x_i)]_+ + γ(Σb)²."""
+    """docs/theory.md §2 written term by term: ½Σ‖w_k‖² + α Σ_{k<l}⟨w_k,w_l⟩ + Σ_{Y_ik≠0} β s_i [1 − Y_ik f_k(x_i)]_+ +
+    γ(Σb)²."""
     N, K = Y.shape
     inner = (lambda u, v: u @ G @ v) if G is not None else (lambda u, v: u @ v)
     value = sum(0.5 * inner(W[:, k], W[:, k]) for k in range(K))
     if variant.startswith("Sw"):
-        value += alpha * sum(inner(W[:, k], W[:, l]) for k in range(K) for l in range(k + 1, K))
+        value += alpha * sum(inner(W[:, k], W[:, j]) for k in range(K) for j in range(k + 1, K))
     for i in range(N):
         for k in range(K):
             if Y[i, k] != 0:
@@ -69,13 +70,13 @@ def test_tiny_swhb_optimum_derived_by_hand(alpha, beta):
         r = ovn_cvx.solve(p, solver=solver)
         assert r.status == "optimal"
         assert r.objective == pytest.approx(expected, rel=1e-7, abs=1e-9)
-        # ‖ΔW‖ is only O(√(objective error)) (strong convexity, SPEC §9.1.3): 1e-5 measured with ECOS defaults
+        # ‖ΔW‖ is only O(√(objective error)) (strong convexity, docs/theory.md §9.1.3): 1e-5 measured with ECOS defaults
         np.testing.assert_allclose(r.coef, [[w, -w]], atol=1e-4)
 
 
 @pytest.mark.parametrize("beta", [0.5, 2.0])
 def test_tiny_hwhb_optimum_derived_by_hand(beta):
-    # HwHb, K = 2: w2 = −w1 = −w, b = (t, −t): F = ‖w1‖² + β([1 − w − t]_+ + [1 − w + t]_+) (SPEC §7).
+    # HwHb, K = 2: w2 = −w1 = −w, b = (t, −t): F = ‖w1‖² + β([1 − w − t]_+ + [1 − w + t]_+) (docs/theory.md §7).
     # Minimizing w² + 2β[1 − w]_+ (at t = 0): w* = min(1, β), F* = w*² + 2β(1 − w*).
     # β = 0.5: w* = 0.5, F* = 0.75;  β = 2: w* = 1, F* = 1 (then t = 0 is the unique bias).
     w = min(1.0, beta)
@@ -88,7 +89,8 @@ def test_tiny_hwhb_optimum_derived_by_hand(beta):
 
 
 def test_trivial_soft_bias_bound_is_attained_by_hand():
-    # SPEC §3.4: with W = 0 and b = 1 every hinge vanishes, so F* ≤ γK². With every pattern in both classes and
+    # docs/theory.md §3.4: with W = 0 and b = 1 every hinge vanishes, so F* ≤ γK². With every pattern in both classes
+    # and
     # HwSb, symmetry forces w1 = −w2 = w; then F(w, b) ≥ ... the optimum is the trivial W = 0, b_k = 1 when γK² is
     # below any margin-based solution: a single pattern x = 0 in both classes leaves nothing for W to do, and
     # F(b) = Σ_k β[1 − b_k]_+ + γ(Σb)² is minimized at b_k = 1 for γ ≤ β/(2K): F* = γK².

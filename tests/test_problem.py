@@ -176,7 +176,7 @@ def test_psd_check_threshold_is_relative_to_the_largest_eigenvalue(n):
     Gn = rbf_kernel(Xn, gamma=0.2)
     s, U = np.linalg.eigh(Gn)
     Yn = np.eye(3)[np.arange(n) % 3]
-    for depth, ok in [(1e-10, True), (1e-6, False)]:  # SPEC §4.2: reject below −1e-8 · λ_max
+    for depth, ok in [(1e-10, True), (1e-6, False)]:  # docs/theory.md §4.2: reject below −1e-8 · λ_max
         bent = Gn - (s[0] + depth * s[-1]) * np.outer(U[:, 0], U[:, 0])
         bent = 0.5 * (bent + bent.T)
         if ok:

@@ -130,7 +130,7 @@ def make_data(kind: str = "multiclass", n_samples: int = 60, n_features: int = 4
     """Overlapping Gaussian blobs, or one of the 2-D ``TOYS``. Returns (X, Y) with Y an N×K membership matrix.
 
     "multiclass": one-hot rows. "multilabel": each sample is drawn near the mean of 1 or 2 class
-    centres and labelled with those classes; the last sample gets no label (allowed, SPEC §1).
+    centres and labelled with those classes; the last sample gets no label (allowed, docs/theory.md §1).
     A toy kind ignores ``n_features``, ``n_classes`` and ``separation`` (its data are 2-D, K = 2)."""
     if kind in TOYS:
         X, y = TOYS[kind](n_samples, seed)

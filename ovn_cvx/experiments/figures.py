@@ -30,7 +30,7 @@ def _final(model):
 def decision_matrix(model, X) -> np.ndarray:
     """Decision values f_k(x), one column per entry of ``classes_``.
 
-    OvN: the f_k of its solution (its binary ``decision_function`` is the half-difference, SPEC §7).
+    OvN: the f_k of its solution (its binary ``decision_function`` is the half-difference, docs/theory.md §7).
     A binary scikit-learn SVC gives one column d: f for ``classes_[1]`` is d, for ``classes_[0]`` −d.
     """
     final = _final(model)

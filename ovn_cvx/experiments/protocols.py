@@ -8,7 +8,7 @@ Protocols (both on the same splits, the same grids and the same metrics):
 * **nested** — ``cross_validate(GridSearchCV(...))``: the grid search runs inside each outer training
   fold (inner k-fold CV), the outer test fold scores the refitted winner. An honest estimate.
 
-Grids: the hinge weight is β for OvN and C = β/2 for every scikit-learn baseline (SPEC §2/§7: scikit-learn
+Grids: the hinge weight is β for OvN and C = β/2 for every scikit-learn baseline (docs/theory.md §2/§7: scikit-learn
 writes ½‖w‖² + C Σ hinge, the paper ‖w‖² + β Σ hinge), so both see the same regularisation path.
 The paper's Gaussian kernel exp(−‖x−y‖²/(2σ²)) is scikit-learn's RBF with gamma = 1/(2σ²). σ is
 searched on a grid of multiples of σ₀ = sqrt(M·Var(X)/2), the width of scikit-learn's ``gamma="scale"``.

@@ -64,7 +64,7 @@ def reproduce(config: ReproduceConfig, out_dir, *, ovn_class=None, progress=prin
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
     tables, panels = {}, {}
-    with threadpool_limits(limits=1):  # small BLAS calls: threads only add contention (SPEC §9.7)
+    with threadpool_limits(limits=1):  # small BLAS calls: threads only add contention (docs/theory.md §9.7)
         for table in config.tables:
             progress(f"[{table}]")
             df, p = run_table(table, config, ovn_class=ovn_class, progress=progress)

@@ -35,7 +35,8 @@ from .protocols import (ClassifierSpec, Grid, baseline_methods, evaluate, ovn_me
 
 TABLES = ("unseen_label", "two_class", "multiclass", "multilabel")
 COLUMNS = ["table", "dataset", "n_samples", "n_features", "n_classes", "kernel", "method", "metric", "paper",
-           "paper_protocol", "paper_protocol_std", "nested", "nested_std", "support_vectors", "predicted_sets", "best_params",
+           "paper_protocol", "paper_protocol_std", "nested", "nested_std", "support_vectors", "predicted_sets",
+           "best_params",
            "nested_params", "failed_fits", "seconds"]
 
 

@@ -5,7 +5,7 @@ its variables to the reported coefficients. A linear problem (kernel="linear") h
 a kernel problem has two parametrizations (``parametrization=``):
 
 * ``"eigen"`` (default): the linear problem on the eigen-features L of G = L Lᵀ; variables
-  C (r×K) with A = U_r diag(s_r^{−1/2}) C (SPEC §4.2b). Well conditioned.
+  C (r×K) with A = U_r diag(s_r^{−1/2}) C (docs/theory.md §4.2b). Well conditioned.
 * ``"coef"``: the paper's parametrization, variables A (N×K) directly, regularizer
   ½ tr(Aᵀ L Lᵀ A P), margins G A. Numerically fragile (singular KKT systems); kept for comparison.
 """

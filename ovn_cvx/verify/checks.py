@@ -1,5 +1,5 @@
 """Checks of OvN solutions: each returns a :class:`CheckResult` with ``passed`` and every measured
-deviation next to the tolerance it was compared with (SPEC §6–§8, §10).
+deviation next to the tolerance it was compared with (docs/theory.md §6–§8, §10).
 
 * :func:`reference_agreement` — a solution against a reference solution of the same problem;
 * :func:`kkt_check` — the solver-independent KKT certificate of §6;
@@ -20,6 +20,7 @@ unique in the generic case), so the objective gap and Σb both vanish at rate 1/
 """
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass, field
 
@@ -28,7 +29,7 @@ import pandas as pd
 from sklearn.metrics.pairwise import linear_kernel
 from sklearn.svm import SVC
 
-from .._validation import check_instance
+from .._validation import check_instance, check_number
 from ..formulations import build
 from ..kkt import CONSTRAINT_TOL, KKT_TOL, kkt_certificate
 from ..labels import label_indicator, predict_labels
@@ -40,7 +41,7 @@ from ..solve import solve
 
 @dataclass(frozen=True)
 class Tolerance:
-    """What a check allows (defaults: SPEC §10): ``objective`` the relative objective gap, ``decision``
+    """What a check allows (defaults: docs/theory.md §10): ``objective`` the relative objective gap, ``decision``
     max |Δf| on the training set, ``constraints`` the hard-constraint residuals, ``coef`` max |ΔW|
     (linear problems; relative to max |W| in :func:`linear_kernel_consistency`), ``bias`` |Δb|.
     ``math.inf`` switches a measure off."""
@@ -59,7 +60,12 @@ class Tolerance:
                 raise ValueError(f"Tolerance.{name} must be >= 0, got {value!r}")
 
 
-#: SPEC §10 for the kernel binary equivalence: scikit-learn's SVC is only that accurate in f
+#: a Gram matrix of entries ~1e12 (one feature scaled by 1e6) knows its scale-1 directions only to ~1e-4 of the
+#: objective (measured ≤ 5e-5 on the suite): the check is that the factorization keeps them at all (with the old
+#: 1e-10 eigen-cutoff every solver agreed on an optimum 25 % off). Decision values are not compared: b is not
+#: unique on the suite's separable sets, and at this precision the two solutions pick different ones (Δf 2e-2)
+SCALED_GRAM_TOL = Tolerance(objective=1e-3, decision=math.inf, coef=1e-2)
+#: docs/theory.md §10 for the kernel binary equivalence: scikit-learn's SVC is only that accurate in f
 BINARY_TOL_KERNEL = Tolerance(decision=1e-3)
 #: the reported objective must be the exact evaluator's to this relative accuracy
 REPORTED_OBJECTIVE_TOL = 1e-9
@@ -115,7 +121,7 @@ def _require_solution(result: SolveResult, what: str) -> None:
 
 
 def _multiclass(problem: Problem) -> bool:
-    """One positive label per labelled row of Y: predictions are the argmax (SPEC §5)."""
+    """One positive label per labelled row of Y: predictions are the argmax (docs/theory.md §5)."""
     return bool(((problem.Y == 1).sum(axis=1) <= 1).all())
 
 
@@ -172,7 +178,7 @@ def kkt_check(result: SolveResult, *, tol: float = KKT_TOL, constraint_tol: floa
 
 
 def invariants(result: SolveResult, *, slack: float = INVARIANT_SLACK) -> CheckResult:
-    """Always-true facts at an optimum (SPEC §3.4, §6), checked with a relative ``slack``:
+    """Always-true facts at an optimum (docs/theory.md §3.4, §6), checked with a relative ``slack``:
 
     * the reported objective equals the exact evaluator's;
     * 0 ≤ F* ≤ Σ_p c_p (W = 0, b = 0 is feasible for every variant);
@@ -197,7 +203,7 @@ def invariants(result: SolveResult, *, slack: float = INVARIANT_SLACK) -> CheckR
 
 
 def binary_problem(X, y, beta: float, kernel="linear", **kernel_params) -> Problem:
-    """The K = 2 HwHb problem of SPEC §7: class 0 holds the samples of the larger label (SVC's positive
+    """The K = 2 HwHb problem of docs/theory.md §7: class 0 holds the samples of the larger label (SVC's positive
     class), class 1 the others."""
     classes, Y = label_indicator(y)
     if classes.size != 2:
@@ -208,7 +214,7 @@ def binary_problem(X, y, beta: float, kernel="linear", **kernel_params) -> Probl
 def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResult | None = None,
                        solver: str = "CLARABEL", tol: Tolerance | None = None, svc_tol: float = 1e-10,
                        **kernel_params) -> CheckResult:
-    """K = 2, HwHb against ``SVC(kernel, C=β/2)`` (SPEC §7): F_OvN = 2·F_SVC, f_1 = −f_2 = decision_function,
+    """K = 2, HwHb against ``SVC(kernel, C=β/2)`` (docs/theory.md §7): F_OvN = 2·F_SVC, f_1 = −f_2 = decision_function,
     (linear) w_1 = coef_, and b_1 = intercept_ when SVC has a free support vector.
 
     ``result`` (a solution of ``binary_problem(X, y, beta, kernel, **kernel_params)``) is solved with
@@ -242,13 +248,13 @@ def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResul
         check.add("w_diff", np.abs(result.coef[:, 0] - svm.coef_.ravel()).max(), tol.coef)
     free = (a > C * 1e-6) & (a < C * (1 - 1e-6))
     check.details["free_sv"] = int(free.sum())
-    if free.any():  # b is unique only with a free support vector (SPEC §8)
+    if free.any():  # b is unique only with a free support vector (docs/theory.md §8)
         check.add("b_diff", abs(result.b[0] - svm.intercept_[0]), tol.bias)
     return check
 
 
 def linear_kernel_problem(problem: Problem) -> Problem:
-    """The kernel formulation of a linear problem, κ(x, y) = xᵀy given as a callable (SPEC §8)."""
+    """The kernel formulation of a linear problem, κ(x, y) = xᵀy given as a callable (docs/theory.md §8)."""
     if problem.is_kernel:
         raise ValueError(f"problem must use kernel='linear', got {problem.kernel!r}")
     return problem.replace(kernel=linear_kernel)
@@ -256,7 +262,7 @@ def linear_kernel_problem(problem: Problem) -> Problem:
 
 def linear_kernel_consistency(problem: Problem, *, results: tuple | None = None, solver: str = "CLARABEL",
                               solver_options: dict | None = None, tol: Tolerance | None = None) -> CheckResult:
-    """Kernel formulation with κ = ``linear_kernel`` against the linear one (SPEC §8): same optimal value and
+    """Kernel formulation with κ = ``linear_kernel`` against the linear one (docs/theory.md §8): same optimal value and
     W = XᵀA tightly (W is unique), decision values loosely (b may be non-unique).
 
     ``results`` = (linear result, kernel result) of ``problem`` and ``linear_kernel_problem(problem)``;
@@ -278,6 +284,18 @@ def linear_kernel_consistency(problem: Problem, *, results: tuple | None = None,
     check.add("W_diff", np.abs(lin.coef - W_ker).max() / max(1.0, np.abs(lin.coef).max()), tol.coef)
     check.add("decision_diff", np.abs(training_decision(problem, lin.coef, lin.b)
                                       - training_decision(kernel_problem, ker.coef, ker.b)).max(), tol.decision)
+    return check
+
+
+def badly_scaled_gram_consistency(problem: Problem, scale: float = 1e6, **options) -> CheckResult:
+    """:func:`linear_kernel_consistency` after multiplying the first feature by ``scale`` (docs/theory.md §4.2,
+    §9.9): the Gram matrix's eigenvalues then span ~scale², and a kernel factorization that drops directions above
+    round-off changes the problem. Tolerances: ``SCALED_GRAM_TOL``; ``options`` as for the unscaled check."""
+    check_instance("problem", problem, Problem)
+    factors = np.ones(problem.n_features)
+    factors[0] = check_number("scale", scale, low=0, strict=True)
+    check = linear_kernel_consistency(problem.replace(X=problem.X * factors), tol=SCALED_GRAM_TOL, **options)
+    check.name = "badly_scaled_gram_consistency"
     return check
 
 
@@ -319,6 +337,7 @@ def bias_limit(problem: Problem, bias_penalties=(10.0, 100.0, 1000.0), *, solver
     return check
 
 
-__all__ = ["BINARY_TOL_KERNEL", "CheckResult", "REPORTED_OBJECTIVE_TOL", "Tolerance", "bias_limit",
+__all__ = ["BINARY_TOL_KERNEL", "CheckResult", "REPORTED_OBJECTIVE_TOL", "SCALED_GRAM_TOL", "Tolerance",
+           "badly_scaled_gram_consistency", "bias_limit",
            "binary_equivalence", "binary_problem", "invariants", "kkt_check", "linear_kernel_consistency",
            "linear_kernel_problem", "on_boundary", "reference_agreement"]

@@ -3,7 +3,7 @@ each checked independently against a high-accuracy reference and the KKT certifi
 
 Methodology (as qpbenchmark): a method *claims* success through its status; the claim is *correct* only
 when the independent checks pass too (objective gap to the reference, decision values, hard constraints,
-each with the tolerance of SPEC §10 for that method and preset). ``certified`` says whether the §6 KKT
+each with the tolerance of docs/theory.md §10 for that method and preset). ``certified`` says whether the §6 KKT
 certificate holds at 1e-6 — stronger than "correct", and reported separately.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ HIGH_ACCURACY = {
     "SCS": {"eps_abs": 1e-8, "eps_rel": 1e-8, "max_iters": 20000},
 }
 REFERENCE_METHOD = "CLARABEL:high"
-#: SPEC §10 check tolerances (objective gap, max |Δf| on the training set, hard constraints). Deviations from
+#: docs/theory.md §10 check tolerances (objective gap, max |Δf| on the training set, hard constraints). Deviations from
 #: §10, measured on the full suite: the first-order solvers' "high" preset (eps 1e-8) leaves |Σb| up to
 #: 2.4e-8, so their constraint tolerance is 1e-7; certified MM is compared with f at 1e-4, not 1e-5, because
 #: the Clarabel reference itself is only that accurate in f (ml-K5-rbf-N200: objectives agree to 3e-11,
@@ -95,9 +95,9 @@ def run_method(problem: Problem, method: Method) -> tuple[SolveResult | None, st
 
 
 def tolerances(method: Method, result: SolveResult) -> Tolerance:
-    """Check tolerances for a method's result (SPEC §10); other CVXPY solvers get SCS's (the loosest)."""
+    """Check tolerances for a method's result (docs/theory.md §10); other CVXPY solvers get SCS's (the loosest)."""
     if method.method == "mm" and not result.info.get("certified"):
-        # ε-smoothing bias of an uncertified MM result: gap ≤ β ε n / (4 F*) (SPEC §9.1.3) plus convergence
+        # ε-smoothing bias of an uncertified MM result: gap ≤ β ε n / (4 F*) (docs/theory.md §9.1.3) plus convergence
         # slack; its W is only O(√ε) accurate, so f is compared loosely
         p = result.problem
         band = p.beta * result.info.get("eps", 1e-2) * len(p.pairs) / 4 / max(1.0, abs(result.objective))
@@ -140,9 +140,10 @@ def compare(problem: Problem, methods=None) -> pd.DataFrame:
 
     Columns: method, solver, preset, status, claimed_success, checked_success, certified, objective,
     rel_gap (to the reference), max_df (max |Δf| on the training set), prediction_agreement (fraction of
-    training samples given the reference's labels by SPEC §5, among those not within 1e-6 of a tie or of the
+    training samples given the reference's labels by docs/theory.md §5, among those not within 1e-6 of a tie or of the
     multilabel threshold), constraint_violation, kkt_residual and its parts kkt_*, compile_time, solve_time,
-    wall_time, iterations, note (why a method did not run, or the solver's error), reference. The reference is ``CLARABEL:high`` when it succeeds and is certified, else the
+    wall_time, iterations, note (why a method did not run, or the solver's error), reference. The reference is
+    ``CLARABEL:high`` when it succeeds and is certified, else the
     certified successful result with the lowest objective; its own row is checked by its certificate.
     """
     return compare_runs(problem, methods)[0]

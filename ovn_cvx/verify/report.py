@@ -24,7 +24,7 @@ def render_markdown(report) -> str:
         lines += ["## Unavailable methods", ""] + [f"- {k}: {v}" for k, v in report.unavailable.items()] + [""]
     lines += ["## Solver comparison", "",
               "success_rate: solved and checks passed; correct_rate: claimed successes that pass the checks; "
-              "certified_rate: KKT certificate (SPEC §6) at 1e-6; time_sgm / wall_sgm: shifted geometric "
+              "certified_rate: KKT certificate (docs/theory.md §6) at 1e-6; time_sgm / wall_sgm: shifted geometric "
               "mean (shift 10 ms, 1.00 = fastest) of the solve time (CVXPY compilation excluded) / of the "
               "wall time of the whole solve call.", "", _markdown_table(report.summary()), "",
               "## Checks", "", _markdown_table(report.check_summary()), ""]

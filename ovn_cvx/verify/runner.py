@@ -20,7 +20,8 @@ import pandas as pd
 
 from .._progress import progress_steps
 from ..problem import VARIANTS
-from .checks import CheckResult, bias_limit, binary_equivalence, invariants, kkt_check, linear_kernel_consistency
+from .checks import (CheckResult, badly_scaled_gram_consistency, bias_limit, binary_equivalence, invariants, kkt_check,
+                     linear_kernel_consistency)
 from .comparison import CVXPY_SOLVERS, HIGH_ACCURACY, PRESETS, Method, compare_runs, run_method, tolerances
 from .results import SuiteReport
 from .suite import DEFAULT_BINARY, DEFAULT_SUITE
@@ -133,6 +134,7 @@ def _run_suite(suite, solvers, formulations, presets, binary, identities, progre
         if not problem.is_kernel:
             # an identity of the model: checked on high-accuracy solutions (‖ΔW‖ is only O(√ΔF))
             found.append(linear_kernel_consistency(problem, solver_options=HIGH_ACCURACY["CLARABEL"]))
+            found.append(badly_scaled_gram_consistency(problem, solver_options=HIGH_ACCURACY["CLARABEL"]))
         if not problem.hard_b:
             found.append(bias_limit(problem))
         for check in found:

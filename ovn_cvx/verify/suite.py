@@ -56,7 +56,7 @@ FULL_SUITE = DEFAULT_SUITE + (
 
 @dataclass(frozen=True)
 class BinaryCase:
-    """Two overlapping blobs for the SVC equivalence (SPEC §7): non-separable, so that the factor 2 in
+    """Two overlapping blobs for the SVC equivalence (docs/theory.md §7): non-separable, so that the factor 2 in
     C = β/2 matters."""
 
     name: str

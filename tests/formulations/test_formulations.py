@@ -7,7 +7,8 @@ import ovn_cvx
 from ovn_cvx import Problem, constraint_violation, training_decision
 from ovn_cvx.formulations import build
 
-# SPEC §10: |ΔF| / max(1, |F|) and max |Δf| (training set) against Clarabel. The Δf limit for ECOS is 3e-4, not
+# docs/theory.md §10: |ΔF| / max(1, |F|) and max |Δf| (training set) against Clarabel. The Δf limit for ECOS is 3e-4,
+# not
 # the spec's 1e-4: ECOS at default settings measured 1.06e-4 on multiclass RBF HwHb here (objective gap 1e-8;
 # Δf is only O(√ΔF)).
 TOLERANCES = {"ECOS": (1e-6, 3e-4), "OSQP": (1e-4, None), "SCS": (1e-3, None)}
@@ -97,7 +98,7 @@ def test_formulation_update_rejects_other_data(multiclass_data, multilabel_data)
 
 @pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
 def test_kernel_coef_parametrization_agrees_when_it_solves(multilabel_data, variant):
-    """The paper's A-parametrization is fragile (SPEC §4.2a): its status must be visible, and when a solver
+    """The paper's A-parametrization is fragile (docs/theory.md §4.2a): its status must be visible, and when a solver
     claims "optimal" the solution must agree with the eigen-coordinate form."""
     X, Y, s = multilabel_data
     p = Problem(X, Y, variant, "rbf", alpha=0.3 if variant.startswith("Sw") else 0.0, sample_weight=s)

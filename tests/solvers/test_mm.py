@@ -1,4 +1,4 @@
-"""The MM solver against the CVXPY reference, scikit-learn's binary SVM and the MM theory of SPEC §9."""
+"""The MM solver against the CVXPY reference, scikit-learn's binary SVM and the MM theory of docs/theory.md §9."""
 import numpy as np
 import pytest
 from sklearn.svm import SVC
@@ -30,7 +30,7 @@ def test_mm_matches_reference(data, variant, kernel, make_problem):
     assert result.status == "optimal" and result.info["certified"], result.info
     assert result.method == "mm" and result.iterations == len(result.history) - 1
     assert result.info["form"] == ("pair" if kernel == "rbf" else "primal")  # RBF: rank(G) = N
-    # the issue's 1e-6 objective gap; SPEC §10 for certified MM: gap ≤ 1e-7, max |Δf| ≤ 1e-5
+    # the issue's 1e-6 objective gap; docs/theory.md §10 for certified MM: gap ≤ 1e-7, max |Δf| ≤ 1e-5
     ref = assert_matches_reference(result, rtol=1e-7, ftol=1e-5, reference=tight_reference(p))
     multilabel = len(data) == 3
     X = data[0]
@@ -45,7 +45,7 @@ def test_mm_matches_reference(data, variant, kernel, make_problem):
 @pytest.mark.parametrize("newton", [False, True])
 @pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
 def test_pair_form_iterates_equal_primal_iterates(multilabel_data, variant, newton, make_problem):
-    """SPEC §9.3: the pair-form MM on G = XXᵀ and the primal MM on X produce the same iterates, MM steps and
+    """docs/theory.md §9.3: the pair-form MM on G = XXᵀ and the primal MM on X produce the same iterates, MM steps and
     generalized Newton steps alike (the same model of F̃_ε, solved in the other coordinates)."""
     p = make_problem(multilabel_data, variant, "linear", alpha=0.3)
     runs = [ovn_cvx.solve(p, method="mm", form=form, max_iter=40, finish="none", newton=newton, eps=0.05)
@@ -70,12 +70,12 @@ def test_kernel_primal_on_eigen_features_matches_pair_form(multiclass_data, make
 
 
 def test_precomputed_linear_kernel_equals_linear(multiclass_data):
-    """SPEC §8: the kernel problem with G = XXᵀ has the linear problem's optimum and W = XᵀA."""
+    """docs/theory.md §8: the kernel problem with G = XXᵀ has the linear problem's optimum and W = XᵀA."""
     X, Y = multiclass_data
     lin = ovn_cvx.solve(Problem(X, Y, "HwSb", alpha=0.0, beta=2.0, bias_penalty=0.5), method="mm")
     ker = ovn_cvx.solve(Problem(X @ X.T, Y, "HwSb", "precomputed", beta=2.0, bias_penalty=0.5), method="mm")
     assert lin.info["certified"] and ker.info["certified"]
-    # rank(G) = M = 3 ≪ n: the cheaper eigen-feature primal form is chosen (SPEC §9.3 "Choice for kernels")
+    # rank(G) = M = 3 ≪ n: the cheaper eigen-feature primal form is chosen (docs/theory.md §9.3 "Choice for kernels")
     assert ker.info["form"] == "primal" and lin.info["form"] == "primal"
     assert ker.objective == pytest.approx(lin.objective, rel=1e-8)
     np.testing.assert_allclose(X.T @ ker.coef, lin.coef, atol=1e-6)
@@ -84,7 +84,7 @@ def test_precomputed_linear_kernel_equals_linear(multiclass_data):
 @pytest.mark.parametrize("form, newton", [("primal", False), ("pair", False), ("primal", True), ("pair", True)])
 @pytest.mark.parametrize("variant", ["SwSb", "HwHb"])
 def test_smoothed_objective_monotone_and_exact_within_slack(multilabel_data, variant, form, newton, make_problem):
-    """SPEC §9.1: F̃_ε never increases; F ≤ F̃_ε ≤ F + (ε/4)Σc; F(θ_{t+1}) ≤ F̃_ε(θ_t)."""
+    """docs/theory.md §9.1: F̃_ε never increases; F ≤ F̃_ε ≤ F + (ε/4)Σc; F(θ_{t+1}) ≤ F̃_ε(θ_t)."""
     p = make_problem(multilabel_data, variant, "linear", alpha=0.5)
     eps = 0.05
     result = ovn_cvx.solve(p, method="mm", eps=eps, form=form, max_iter=300, finish="none", tol=1e-13,
@@ -133,7 +133,7 @@ def test_max_iter_is_not_converged(multiclass_data, make_problem):
 
 
 def test_without_polish_gap_is_within_smoothing_bound(multiclass_data, make_problem):
-    """SPEC §9.1.3: 0 ≤ F(θ_ε) − F* ≤ β ε n/4 (here with tol slack)."""
+    """docs/theory.md §9.1.3: 0 ≤ F(θ_ε) − F* ≤ β ε n/4 (here with tol slack)."""
     p = make_problem(multiclass_data, "SwSb", "linear")
     eps = 1e-3
     result = ovn_cvx.solve(p, method="mm", eps=eps, tol=1e-12, finish="none", max_iter=20000)
@@ -196,7 +196,7 @@ def test_same_input_same_output(multilabel_data, kernel, make_problem):
 
 
 def binary_data(seed=5, n=80):
-    """Overlapping classes (non-separable): the C vs 2C factor of SPEC §7 is visible."""
+    """Overlapping classes (non-separable): the C vs 2C factor of docs/theory.md §7 is visible."""
     rng = np.random.default_rng(seed)
     y = np.where(np.arange(n) % 2 == 0, 1, -1)
     X = rng.normal(size=(n, 3)) + 0.7 * y[:, None]
@@ -206,7 +206,7 @@ def binary_data(seed=5, n=80):
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("beta", [0.5, 4.0])
 def test_binary_hwhb_equals_svc(kernel, beta):
-    """SPEC §7: K = 2 HwHb is SVC(C=β/2); f_1 = decision_function, f_2 = −f_1, F_OvN = 2 F_SVC."""
+    """docs/theory.md §7: K = 2 HwHb is SVC(C=β/2); f_1 = decision_function, f_2 = −f_1, F_OvN = 2 F_SVC."""
     X, y = binary_data()
     Y = np.column_stack([y == 1, y == -1]).astype(float)
     p = Problem(X, Y, "HwHb", kernel, beta=beta, gamma=0.4)
@@ -269,7 +269,7 @@ def test_kernel_coefficients_predict_new_data():
 
 
 def test_polish_certifies_only_a_kkt_point_below_the_iterate(multilabel_data, make_problem):
-    """SPEC §9.5: from the residuals at the optimum the polish certifies it; it refuses when the candidate is
+    """docs/theory.md §9.5: from the residuals at the optimum the polish certifies it; it refuses when the candidate is
     above the iterate's objective (here: a pretend iterate better than the optimum) or when the KKT conditions
     fail (from W = 0, b = 0 the partition 'all pairs violated' is not optimal within 0 rounds)."""
     from ovn_cvx.solvers.mm.common import GramOperator

@@ -88,7 +88,7 @@ def test_soft_bias_mass_relation_and_spread_under_corruption(multiclass_data):
     problem = Problem(X, Y, "SwSb", alpha=0.1, bias_penalty=0.7)
     result = solve(problem)
     cert = kkt_certificate(problem, result.coef, result.b)
-    # SPEC §6: m = 2γ Σ_k b_k > 0 (every y_p = +1)
+    # docs/theory.md §6: m = 2γ Σ_k b_k > 0 (every y_p = +1)
     np.testing.assert_allclose(cert.class_mass, 2 * 0.7 * result.b.sum(), rtol=1e-6)
     assert result.b.sum() > 0
     b = result.b.copy()
@@ -98,7 +98,7 @@ def test_soft_bias_mass_relation_and_spread_under_corruption(multiclass_data):
 
 
 def test_binary_multipliers_are_twice_svc_dual():
-    """SPEC §7: μ = 2a with a = |dual_coef_| of SVC(C=β/2) (a = 0 off the support)."""
+    """docs/theory.md §7: μ = 2a with a = |dual_coef_| of SVC(C=β/2) (a = 0 off the support)."""
     X, y = BinaryCase("k", 60, 3, seed=21).data()
     beta = 1.0
     problem = binary_problem(X, y, beta)
@@ -160,7 +160,7 @@ def test_certificate_dual_matches_the_dual_qp(multiclass_data, variant):
         dual -= cp.square(m) / (4 * problem.bias_penalty)
     qp = cp.Problem(cp.Maximize(dual), [mu >= 0, mu <= problem.cost, Yb @ mu == m])
     qp.solve(solver="CLARABEL")
-    assert qp.value == pytest.approx(result.objective, rel=1e-7)  # zero duality gap (SPEC §6)
+    assert qp.value == pytest.approx(result.objective, rel=1e-7)  # zero duality gap (docs/theory.md §6)
 
     cert = kkt_certificate(problem, result.coef, result.b)
     assert cert.residuals["duality_gap"] <= 1e-7

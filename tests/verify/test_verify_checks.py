@@ -36,7 +36,7 @@ def solutions(multiclass_data):
     return out
 
 
-# --- binary equivalence (SPEC §7) -----------------------------------------------------------------------
+# --- binary equivalence (docs/theory.md §7) -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def binary_data():
     return BinaryCase("b", 60, 3, seed=21).data()
@@ -127,7 +127,7 @@ def test_invariants_fail_on_corruption(solutions):
 
 
 def test_soft_bias_bound_is_attained_when_every_pattern_has_every_label():
-    """SPEC §3.4: with every label on every pattern, W = 0 and b = 1 is optimal, F* = γK² (HwSb)."""
+    """docs/theory.md §3.4: with every label on every pattern, W = 0 and b = 1 is optimal, F* = γK² (HwSb)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 3))
     problem = Problem(X, np.ones((30, 4)), "HwSb", beta=1.0, bias_penalty=1.0)
@@ -137,7 +137,7 @@ def test_soft_bias_bound_is_attained_when_every_pattern_has_every_label():
     assert not invariants(dataclasses.replace(result, objective=16.5)).passed
 
 
-# --- linear-kernel consistency (SPEC §8) -----------------------------------------------------------------
+# --- linear-kernel consistency (docs/theory.md §8) -----------------------------------------------------------------
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_linear_kernel_consistency(solutions, variant):
     clarabel, _ = solutions[variant]
@@ -230,3 +230,24 @@ def test_derived_problems_keep_the_label_weights():
     unweighted = solve(Problem(X, Y, "SwHb", alpha=0.2)).objective
     assert limit.details["hard_objective"] == pytest.approx(hard, rel=1e-7)
     assert unweighted != pytest.approx(hard, rel=1e-5)  # the weights matter: the old check solved another problem
+
+
+@pytest.mark.parametrize("variant", ["SwHb", "HwSb"])
+def test_badly_scaled_gram_keeps_the_linear_optimum(multiclass_data, variant):
+    """One feature ×1e6: the precomputed-style kernel form must keep the linear form's optimum (issue: the old
+    1e-10 eigen-cutoff dropped the scale-1 directions and every solver agreed on F 25 % too high)."""
+    from ovn_cvx.verify.checks import badly_scaled_gram_consistency
+    from ovn_cvx.verify.comparison import HIGH_ACCURACY
+
+    X, Y = multiclass_data
+    check = badly_scaled_gram_consistency(Problem(X, Y, variant, beta=2.0),
+                                          solver_options=HIGH_ACCURACY["CLARABEL"])
+    assert check.passed, check
+    # the check is not vacuous: dropping the small eigen-directions, as before, moves the optimum far outside it
+    scaled = X * np.r_[1e6, np.ones(X.shape[1] - 1)]
+    G = scaled @ scaled.T
+    s, U = np.linalg.eigh(G)
+    keep = s > 1e-10 * s[-1]
+    truncated = (U[:, keep] * s[keep]) @ U[:, keep].T
+    old = solve(Problem(truncated, Y, variant, "precomputed", beta=2.0), "cvxpy")
+    assert abs(old.objective - check.details["objective"]) > 1e-3 * check.details["objective"]

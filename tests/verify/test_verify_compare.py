@@ -42,7 +42,7 @@ def test_compare_rows(problem):
 
 
 def test_checked_rows_agree_with_the_testing_oracle(problem, monkeypatch):
-    """compare's verdicts against ovn_cvx.testing.assert_matches_reference (solves its own Clarabel reference)."""
+    """Compare's verdicts against ovn_cvx.testing.assert_matches_reference (solves its own Clarabel reference)."""
     real = compare_module.run_method
 
     def lying(p, method):
@@ -142,7 +142,7 @@ def test_shifted_geometric_mean():
 
 
 def test_summary_metrics_by_hand():
-    """success = solved and checked; correct = checked among claimed; failures charged the slowest time."""
+    """Success = solved and checked; correct = checked among claimed; failures charged the slowest time."""
     rows = []
     for i, (claimed, checked, t) in enumerate([(True, True, 0.010), (True, False, 0.030), (False, False, 0.020)]):
         rows.append({"case": f"p{i}", "formulation": "linear-SwHb", "method": "A", "preset": "default",

@@ -1,4 +1,4 @@
-"""The fast solver (SPEC §9): majorization-minimization (MM) of the ε-smoothed objective, an exact finish
+"""The fast solver (docs/theory.md §9): majorization-minimization (MM) of the ε-smoothed objective, an exact finish
 (a structured interior-point method, or the active-set polish), and a proven bound on every result.
 
 * Each iteration minimizes the quadratic majorizer of the hinge at z_p = max(|r_p|, ε), i.e. it is exact
@@ -25,7 +25,7 @@ from threadpoolctl import ThreadpoolController
 
 from ..._validation import check_number
 from ...duality import GapBound, gap_bound, project_hard_constraints
-from ...objective import objective, residuals
+from ...objective import residuals
 from ...problem import Problem
 from ...result import SolveResult
 from .common import GramOperator, State, smoothed_hinge
@@ -36,7 +36,7 @@ from .primal import PrimalStepper
 
 FORMS = ("auto", "primal", "pair")
 FINISHES = ("auto", "interior", "polish", "none")
-#: iteration limit of the interior-point finish (measured 5–24 iterations; SPEC §9.8)
+#: iteration limit of the interior-point finish (measured 5–24 iterations; docs/theory.md §9.8)
 INTERIOR_MAX_ITER = 100
 #: the interior point's own target for the relative bound: well inside the default gap_tol, near round-off
 INTERIOR_TOL = 1e-9
@@ -80,7 +80,7 @@ def _blas_controller() -> ThreadpoolController:
 
 
 def _make_stepper(problem: Problem, form: str):
-    """The iteration of the cheaper form (SPEC §9.3 "Choice for kernels")."""
+    """The iteration of the cheaper form (docs/theory.md §9.3 "Choice for kernels")."""
     if not problem.is_kernel:
         return PrimalStepper(problem) if form != "pair" else PairStepper(problem, GramOperator(problem))
     if form == "auto":
@@ -125,7 +125,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
     Parameters
     ----------
     eps : float in (0, 1], optional
-        The floor ε of the majorizer: MM minimizes F̃_ε, within (ε/4)·Σ_{band} c_p of F (SPEC §9.1).
+        The floor ε of the majorizer: MM minimizes F̃_ε, within (ε/4)·Σ_{band} c_p of F (docs/theory.md §9.1).
         Default 0.5 for a cold start with Newton steps and the polish (the ε continuation then refines it),
         else 1e-2. Above 1 the smoothing covers every margin and the model loses its meaning.
     tol : float > 0
@@ -133,7 +133,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
         a full Newton step keeps the active-set partition it was modelled on).
     gap_tol : float > 0
         The requested accuracy: ``status`` is "optimal" (``success``) only when the proven bound F − D(μ̂) on
-        F − F* (SPEC §6) is ≤ gap_tol·max(1, |F|); otherwise "inaccurate" or "max_iter", with the bound in
+        F − F* (docs/theory.md §6) is ≤ gap_tol·max(1, |F|); otherwise "inaccurate" or "max_iter", with the bound in
         ``info["gap_bound"]``.
     max_iter : int > 0
         Iteration limit of the MM phase (the interior-point finish stops at min(max_iter, 100)).
@@ -143,12 +143,12 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
         Over-relaxation θ ← 2θ_new − θ_old after ``burn_in`` iterations (default 20; 1 with Newton steps),
         kept only if F̃_ε decreases.
     newton : bool
-        After ``burn_in`` MM iterations, generalized Newton steps on F̃_ε with backtracking (SPEC §9.7),
+        After ``burn_in`` MM iterations, generalized Newton steps on F̃_ε with backtracking (docs/theory.md §9.7),
         falling back to an MM step when no Newton step lowers F̃_ε: F̃_ε stays monotone. ``False``: plain MM.
     form : {"auto", "primal", "pair"}
         The structured systems' form; "auto" is primal for linear problems and the cheaper one for kernels.
     finish : {"auto", "interior", "polish", "none"}
-        "interior": the interior-point method (SPEC §9.8) from a cold start, no MM phase. "polish": MM with
+        "interior": the interior-point method (docs/theory.md §9.8) from a cold start, no MM phase. "polish": MM with
         ε continuation and the certified active-set polish (§9.5). "none": MM alone (the paper's algorithm,
         with Newton steps unless ``newton=False``). "auto" (default): from a warm start, one polish of the
         warm start's own margin set (along a β or α path it is often still optimal: certified in one round),
@@ -191,7 +191,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
     options = Options(eps=eps, tol=tol, gap_tol=gap_tol, max_iter=max_iter, relax=relax, newton=newton,
                       finish=finish, burn_in=burn_in or (1 if newton else 20),
                       polish_every=polish_every or (5 if stepper.form == "pair" else 50))
-    # One BLAS thread: the iterations work on small matrices, where threads only add overhead (SPEC §9.7); on
+    # One BLAS thread: the iterations work on small matrices, where threads only add overhead (docs/theory.md §9.7); on
     # a loaded 2-core machine even the n×n Cholesky of the pair form measured 8× slower threaded.
     with _blas_controller().limit(limits=1, user_api="blas"):
         setup_time = time.perf_counter() - start
@@ -302,7 +302,7 @@ class PolishSchedule:
 
 
 class MMRun:
-    """The state of one MM run (SPEC §9.1–§9.7) and its named steps; :func:`_mm` is the loop over them."""
+    """The state of one MM run (docs/theory.md §9.1–§9.7) and its named steps; :func:`_mm` is the loop over them."""
 
     def __init__(self, problem, stepper, options: Options, warm_coef, warm_b):
         self.problem, self.stepper, self.options = problem, stepper, options
@@ -331,7 +331,7 @@ class MMRun:
                 state.reg + float(cost @ smoothed_hinge(state.r, self.eps)) + bias)
 
     def mm_step(self):
-        """One MM step at z = max(|r|, ε), over-relaxed when that lowers F̃_ε (SPEC §9.2, §9.7)."""
+        """One MM step at z = max(|r|, ε), over-relaxed when that lowers F̃_ε (docs/theory.md §9.2, §9.7)."""
         new = self.stepper.step(np.maximum(np.abs(self.state.r), self.eps))
         exact, smooth = self.values(new)
         if self.options.relax and self.t > self.options.burn_in and self.state.params is not None:
@@ -359,7 +359,7 @@ class MMRun:
         return decrease, length
 
     def attempt_polish(self, deltas=()):
-        # δ = ε fits the iterates near θ_ε; δ = 10ε (SPEC §9.5) those still far from it
+        # δ = ε fits the iterates near θ_ε; δ = 10ε (docs/theory.md §9.5) those still far from it
         self.schedule.attempted_at(self.t)
         self.outcome = polish(self.problem, self.operator, self.state.r, self.exact,
                               (*deltas, self.eps, 10.0 * self.eps))
@@ -375,7 +375,8 @@ class MMRun:
         return True
 
     def dual_estimate(self) -> np.ndarray:
-        """μ_p = c_p h'_ε(r_p), the slope of the smoothed hinge: the dual point MM converges to (SPEC §9.3)."""
+        """μ_p = c_p h'_ε(r_p), the slope of the smoothed hinge: the dual point MM converges to (docs/theory.md
+        §9.3)."""
         return self.problem.cost * np.clip((self.state.r + self.eps) / (2.0 * self.eps), 0.0, 1.0)
 
 
@@ -412,7 +413,7 @@ def _mm_result(run: MMRun, stop: str) -> SolveResult:
         coef, b = project_hard_constraints(problem, *run.stepper.solution(run.state))
         mu, primal = run.dual_estimate(), None
         band = np.abs(run.state.r) < run.eps
-        # F̃_ε − F at this iterate; at the limit θ_ε it bounds F(θ_ε) − F* (SPEC §9.1.3)
+        # F̃_ε − F at this iterate; at the limit θ_ε it bounds F(θ_ε) − F* (docs/theory.md §9.1.3)
         info.update(finish="mm", smoothing_bound=float(run.eps / 4.0 * problem.cost[band].sum()))
         if run.outcome is not None:
             info["polish_failure"] = run.outcome.reason

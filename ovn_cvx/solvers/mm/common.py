@@ -9,7 +9,7 @@ from scipy.linalg.lapack import dpotrf, dpotrs
 
 from ...problem import Problem
 
-#: curvature of the generalized Newton model outside the band, relative to the band's c/(2ε) (SPEC §9.7): it
+#: curvature of the generalized Newton model outside the band, relative to the band's c/(2ε) (docs/theory.md §9.7): it
 #: only keeps the system definite; 1e-3 measured a linearly converging Newton phase
 NEWTON_DAMPING = 1e-6
 
@@ -49,7 +49,7 @@ class Cholesky:
 
 
 def smoothed_hinge(r: np.ndarray, eps: float) -> np.ndarray:
-    """h_ε(t) = [t]_+ for |t| ≥ ε and (t + ε)²/(4ε) inside the band (SPEC §9.1)."""
+    """h_ε(t) = [t]_+ for |t| ≥ ε and (t + ε)²/(4ε) inside the band (docs/theory.md §9.1)."""
     out = np.maximum(r, 0.0)
     band = np.abs(r) < eps
     out[band] = (r[band] + eps) ** 2 / (4.0 * eps)
@@ -58,7 +58,7 @@ def smoothed_hinge(r: np.ndarray, eps: float) -> np.ndarray:
 
 class GramOperator:
     """Products with the training Gram matrix (G = X Xᵀ for linear problems, never formed; the kernel's G)
-    and the kernel coefficients A = M P⁺ of a dual point μ, M_{i_p k_p} = y_p μ_p (SPEC §6).
+    and the kernel coefficients A = M P⁺ of a dual point μ, M_{i_p k_p} = y_p μ_p (docs/theory.md §6).
 
     Dual points are sparse (μ_p = 0 off the support): only the rows of A of samples with a nonzero μ_p are
     formed and multiplied."""
@@ -69,7 +69,7 @@ class GramOperator:
         self.basis = problem.X if self.linear else problem.gram
 
     def pair_block(self, index) -> np.ndarray:
-        """Q restricted to the pairs ``index``: Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} (SPEC §9.3)."""
+        """Q restricted to the pairs ``index``: Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} (docs/theory.md §9.3)."""
         pairs = self.problem.pairs
         sample, label, sign = pairs.sample[index], pairs.label[index], pairs.sign[index]
         if self.linear:

@@ -1,4 +1,4 @@
-"""Exact finish by a primal-dual interior-point method (SPEC §9.8), proven by the weak-duality bound (§6).
+"""Exact finish by a primal-dual interior-point method (docs/theory.md §9.8), proven by the weak-duality bound (§6).
 
 The QP: minimize R + B + Σ_p c_p ξ_p subject to s_p = a_p(θ) + ξ_p − 1 ≥ 0 and ξ_p ≥ 0 (a_p = y_p f_{k_p}(x_{i_p})
 = 1 − r_p), with multipliers u_p ≥ 0 (of s ≥ 0: the dual μ of §6) and ν_p ≥ 0 (of ξ ≥ 0). Eliminating ξ, s, u
@@ -6,11 +6,11 @@ and ν from the Newton equations leaves, per pair, the weight D_p = 1/(s_p/u_p +
 minimizer of R + B + ½ Σ_p D_p (a_p(θ) − t_p)² under the hard constraints: the weighted least-squares problem of
 an MM step, solved by the same structured systems (per-class Cholesky blocks, or the pair form). Mehrotra's
 predictor–corrector uses one factorization for both solves. Its iteration count does not depend on how many
-pairs sit on the margin, where the active-set polish fails (measured: SPEC §9.8).
+pairs sit on the margin, where the active-set polish fails (measured: docs/theory.md §9.8).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -98,14 +98,14 @@ def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
 
 
 class InteriorPoint:
-    """Mehrotra's predictor–corrector on the OvN QP over a stepper's structured solves (SPEC §9.8)."""
+    """Mehrotra's predictor–corrector on the OvN QP over a stepper's structured solves (docs/theory.md §9.8)."""
 
     def __init__(self, problem: Problem, stepper, tol: float):
         self.problem, self.stepper, self.tol = problem, stepper, tol
         self.c = problem.cost
 
     def start(self) -> Point:
-        """θ = 0, ξ = 2, s = 1, u = ν = c/2: the slack equations hold exactly, no tuning (SPEC §9.8)."""
+        """θ = 0, ξ = 2, s = 1, u = ν = c/2: the slack equations hold exactly, no tuning (docs/theory.md §9.8)."""
         n = self.c.size
         return Point(self.stepper.initial(), np.full(n, 2.0), np.ones(n), self.c / 2.0, self.c / 2.0)
 

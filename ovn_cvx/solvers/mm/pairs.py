@@ -1,4 +1,4 @@
-"""One MM iteration in pair ("dual") form (SPEC §9.3): unknowns μ ∈ R^n and b, one n×n Cholesky.
+"""One MM iteration in pair ("dual") form (docs/theory.md §9.3): unknowns μ ∈ R^n and b, one n×n Cholesky.
 
 Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} is formed once. The iterates are exactly the primal ones.
 """
@@ -33,11 +33,12 @@ class PairStepper:
 
     def system(self, omega: np.ndarray) -> "PairSystem":
         """The factored pair-form system of min R + B + ½ Σ_p ω_p (a_p(θ) − t_p)²: its minimizer has μ_p =
-        ω_p (t_p − a_p) and solves (Q + diag(1/ω)) μ + Y_b b = t with the b-equations of the variant (SPEC §9.3)."""
+        ω_p (t_p − a_p) and solves (Q + diag(1/ω)) μ + Y_b b = t with the b-equations of the variant (docs/theory.md
+        §9.3)."""
         return PairSystem(self, 1.0 / omega)
 
     def step(self, z: np.ndarray) -> State:
-        """Solve (Q + diag(2z/c)) μ + Y_b b = 1 + z with the b-equations of the variant (SPEC §9.3)."""
+        """Solve (Q + diag(2z/c)) μ + Y_b b = 1 + z with the b-equations of the variant (docs/theory.md §9.3)."""
         return PairSystem(self, 2.0 * z / self.cost).fit(1.0 + z)
 
     def newton(self, state: State, eps: float, damping: float = NEWTON_DAMPING) -> State:
@@ -61,7 +62,7 @@ class PairStepper:
         return self.Q
 
     def relax(self, new: State, old: State, t: float = 2.0) -> State:
-        """θ ← θ_old + t(θ_new − θ_old), linear in (μ, Qμ, b); t = 2 is over-relaxation (SPEC §9.7)."""
+        """θ ← θ_old + t(θ_new − θ_old), linear in (μ, Qμ, b); t = 2 is over-relaxation (docs/theory.md §9.7)."""
         mu = old.params[0] + t * (new.params[0] - old.params[0])
         u = old.params[1] + t * (new.params[1] - old.params[1])
         b = old.b + t * (new.b - old.b)
@@ -72,7 +73,7 @@ class PairStepper:
 
 
 class PairSystem:
-    """The factored system (Q + diag(1/ω)) μ + Y_b b = t with the b-equations of the variant (SPEC §9.3): one
+    """The factored system (Q + diag(1/ω)) μ + Y_b b = t with the b-equations of the variant (docs/theory.md §9.3): one
     n×n Cholesky and the K×K (bordered) system for b; each :meth:`fit` then costs O(n²)."""
 
     def __init__(self, stepper: PairStepper, inv_omega: np.ndarray):

@@ -1,4 +1,4 @@
-"""Exact finish (SPEC §9.5): the equality-constrained QP of an active-set partition, solved in pair form,
+"""Exact finish (docs/theory.md §9.5): the equality-constrained QP of an active-set partition, solved in pair form,
 accepted only with a KKT certificate (§6); otherwise the offending pairs are moved (primal-dual active set).
 
 Partition of the pairs: V (μ_p = c_p, r_p ≥ 0), S (r_p = 0, 0 ≤ μ_p ≤ c_p), I (μ_p = 0, r_p ≤ 0). Given it,

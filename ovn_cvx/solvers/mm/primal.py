@@ -1,4 +1,4 @@
-"""One MM iteration in primal form (SPEC §9.2): per-class Cholesky blocks plus the low-rank coupling.
+"""One MM iteration in primal form (docs/theory.md §9.2): per-class Cholesky blocks plus the low-rank coupling.
 
 Features Φ ∈ R^{N×d}: the patterns X (linear) or the eigen-features L of G (kernel). θ_k = (w_k; b_k).
 """
@@ -86,13 +86,13 @@ class PrimalStepper:
         return PrimalSystem(self, hessians, omega)
 
     def step(self, z: np.ndarray) -> State:
-        """Minimize the majorizer at z: H_k θ_k + q = g_k for all k, with the shared q (SPEC §9.2)."""
+        """Minimize the majorizer at z: H_k θ_k + q = g_k for all k, with the shared q (docs/theory.md §9.2)."""
         # every cold start has r ≡ 1: the Hessians are then a multiple of the cached cost Gram
         hessians = self.cost_gram / (2.0 * z[0]) if np.all(z == z[0]) else None
         return self.system(self.cost / (2.0 * z), hessians).fit(1.0 + z)
 
     def newton(self, state: State, eps: float, damping: float = NEWTON_DAMPING) -> State:
-        """The minimizer of the second-order model of F̃_ε at ``state`` (SPEC §9.7, generalized Newton):
+        """The minimizer of the second-order model of F̃_ε at ``state`` (docs/theory.md §9.7, generalized Newton):
         F̃_ε is quadratic on the band |r| < ε (curvature c/(2ε)) and linear outside it, where a small uniform
         curvature ``damping``·c/(2ε) keeps the system definite. Same structured solve as an MM step.
 
@@ -115,7 +115,7 @@ class PrimalStepper:
         return self._state(PrimalSystem(self, hessians).solve(g))
 
     def relax(self, new: State, old: State, t: float = 2.0) -> State:
-        """θ ← θ_old + t(θ_new − θ_old): over-relaxation (t = 2, SPEC §9.7) or a line-search point."""
+        """θ ← θ_old + t(θ_new − θ_old): over-relaxation (t = 2, docs/theory.md §9.7) or a line-search point."""
         theta = old.params[0] + t * (new.params[0] - old.params[0])
         u = old.params[1] + t * (new.params[1] - old.params[1])
         return State((theta, u), 1.0 - self.sign * u, self._reg(theta), theta[:, -1].copy())
@@ -126,7 +126,8 @@ class PrimalStepper:
 
 
 class PrimalSystem:
-    """The factored structured system (SPEC §9.2): min R + B + Σ_k ½ θ_kᵀ H_k θ_k − Σ_k g_kᵀ θ_k under the hard
+    """The factored structured system (docs/theory.md §9.2): min R + B + Σ_k ½ θ_kᵀ H_k θ_k − Σ_k g_kᵀ θ_k under the
+    hard
     constraints, for loss Hessians H_k (K×D×D, overwritten): one Cholesky per block and one LU of the D×D
     coupling system; each :meth:`solve` then costs O(K D²)."""
 
