@@ -80,15 +80,19 @@ def _blas_controller() -> ThreadpoolController:
 
 
 def _make_stepper(problem: Problem, form: str):
-    """The iteration of the cheaper form (docs/theory.md §9.3 "Choice for kernels")."""
-    if not problem.is_kernel:
-        return PrimalStepper(problem) if form != "pair" else PairStepper(problem, GramOperator(problem))
+    """The iteration of the cheaper form (docs/theory.md §9.3 "Choice for kernels"): per iteration the primal
+    form costs about n·d² (the class blocks) + K·d³ (their factors), the pair form n³/3, with d the rank of the
+    features (M for linear problems: wide data such as scene, M = 294 at N = 300, is cheaper in pair form)."""
     if form == "auto":
-        n, r, K = len(problem.pairs), problem.rank_bound, problem.n_classes
-        form = "primal" if n * r * r + K * r ** 3 < n ** 3 / 3 else "pair"
-    if form == "primal":
-        return PrimalStepper(problem, problem.kernel_factor)
-    return PairStepper(problem, GramOperator(problem))
+        n, d, K = len(problem.pairs), problem.rank_bound + 1, problem.n_classes
+        eigenvalues = np.linalg.eigvalsh(problem.coupling)
+        # the pair form works with P⁻¹: near the ends of α its condition number (≥ 1e4) costs the b-equations
+        # their accuracy, and the primal form never inverts P
+        conditioned = eigenvalues[-1] <= 1e4 * eigenvalues[0]
+        form = "primal" if n * d * d + K * d ** 3 < n ** 3 / 3 or not conditioned else "pair"
+    if form == "pair":
+        return PairStepper(problem, GramOperator(problem))
+    return PrimalStepper(problem, problem.kernel_factor if problem.is_kernel else None)
 
 
 @dataclass(frozen=True)

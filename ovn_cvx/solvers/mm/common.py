@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import warnings
+
 import numpy as np
-from scipy.linalg import LinAlgError
+from scipy.linalg import LinAlgError, LinAlgWarning, lstsq, solve
 from scipy.linalg.lapack import dpotrf, dpotrs
 
 from ...problem import Problem
@@ -28,24 +30,48 @@ class Cholesky:
 
     def __init__(self, H: np.ndarray, what: str):
         """``H`` is overwritten (its equilibrated copy); ``what`` names the system in the error."""
-        diagonal = np.diag(H)
-        if not np.all(diagonal > 0):  # also NaN
+        diagonal = H.diagonal()
+        if not (diagonal > 0).all():  # also NaN
             raise LinAlgError(f"{what} is not positive definite (diagonal entry {np.argmin(diagonal > 0)} <= 0)")
         self.scale = scale = 1.0 / np.sqrt(diagonal)
-        H *= scale[:, None]
-        H *= scale[None, :]
+        H *= np.outer(scale, scale)
+        factor, info = dpotrf(H, lower=True, overwrite_a=False, clean=False)  # H symmetric: H is Hᵀ
+        if info:
+            factor, info = self._shifted(H)
+            if info:
+                raise LinAlgError(f"{what} is not positive definite (LAPACK info {info})")
+        self.factor = factor
+
+    @staticmethod
+    def _shifted(H: np.ndarray):
         diagonal = np.diag_indices_from(H)
-        for added, shift in zip((0.0,) + SHIFTS, SHIFTS):
+        for added, shift in zip(SHIFTS, SHIFTS[1:]):
             H[diagonal] += shift - added
-            factor, info = dpotrf(H, lower=True, overwrite_a=False, clean=False)  # H symmetric: H is Hᵀ
+            factor, info = dpotrf(H, lower=True, overwrite_a=False, clean=False)
             if not info:
-                self.factor = factor
-                return
-        raise LinAlgError(f"{what} is not positive definite (LAPACK info {info})")
+                break
+        return factor, info
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         scale = self.scale if rhs.ndim == 1 else self.scale[:, None]
         return scale * dpotrs(self.factor, scale * rhs, lower=True)[0]
+
+
+def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+    """A small symmetric (possibly indefinite, possibly singular) system: LDLᵀ, else least squares (pivoted QR:
+    gelsd's SVD measured to fail to converge on such systems); None if that fails too. Singular systems occur in
+    the polish (a partition's equations) and in the pair form's b-equations near the ends of α; the certificate,
+    not the solve, decides what is accepted."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LinAlgWarning)
+        try:
+            return solve(matrix, rhs, assume_a="sym")
+        except (LinAlgError, LinAlgWarning):
+            pass
+    try:
+        return lstsq(matrix, rhs, lapack_driver="gelsy")[0]
+    except LinAlgError:
+        return None
 
 
 def smoothed_hinge(r: np.ndarray, eps: float) -> np.ndarray:

@@ -138,8 +138,9 @@ class InteriorPoint:
 
     @staticmethod
     def step_length(point: Point, d: Direction) -> float:
-        return min(_max_step(point.s, d.s), _max_step(point.xi, d.xi), _max_step(point.u, d.u),
-                   _max_step(point.nu, d.nu))
+        """The longest step ≤ 1 that keeps s, ξ, u and ν nonnegative (one pass over the four)."""
+        return _max_step(np.concatenate([point.s, point.xi, point.u, point.nu]),
+                         np.concatenate([d.s, d.xi, d.u, d.nu]))
 
     def centring(self, point: Point, affine: Direction) -> float:
         """Mehrotra's σ = (μ_aff/μ)³ from the barrier after the longest affine step."""

@@ -5,10 +5,11 @@ Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} is formed once. The iterates are exact
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import LinAlgError
 
 from ...objective import regularizer, residuals
 from ...problem import Problem
-from .common import NEWTON_DAMPING, Cholesky, GramOperator, State
+from .common import NEWTON_DAMPING, Cholesky, GramOperator, State, symmetric_solve
 
 
 class PairStepper:
@@ -97,10 +98,10 @@ class PairSystem:
         h = self.cholesky.solve(rhs)
         rhs_b = st.Yb.T @ h
         K = rhs_b.size
-        if st.problem.hard_b:
-            b = np.linalg.solve(self.b_system, np.append(rhs_b, 0.0))[:K]
-        else:
-            b = np.linalg.solve(self.b_system, rhs_b)
+        b = symmetric_solve(self.b_system, np.append(rhs_b, 0.0) if st.problem.hard_b else rhs_b)
+        if b is None:
+            raise LinAlgError("the b-equations of the pair-form system could not be solved")
+        b = b[:K]
         mu = h - self.HY @ b
         yb = st.sign * b[st.label]
         u = rhs - self.inv_omega * mu - yb  # = Qμ, without an extra product

@@ -12,15 +12,13 @@ A = M P⁺ (W = XᵀA), which satisfies W-stationarity and the hard-w constraint
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import LinAlgError, LinAlgWarning, lstsq, solve
 
 from ...objective import objective
 from ...problem import Problem
-from .common import GramOperator
+from .common import GramOperator, symmetric_solve
 
 IN_V, IN_S, IN_I = 1, 0, -1
 
@@ -35,22 +33,6 @@ class PolishOutcome:
     objective: float = np.nan
     certificate: dict = field(default_factory=dict)
     mu: np.ndarray | None = None  # the dual point of a certified partition
-
-
-def _solve(matrix, rhs):
-    """Symmetric indefinite (LDLᵀ) solve; least squares (pivoted QR: gelsd's SVD measured to fail to converge
-    on such systems) when the partition's system is singular, the certificate then decides; None if that fails
-    too."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", LinAlgWarning)
-        try:
-            return solve(matrix, rhs, assume_a="sym")
-        except (LinAlgError, LinAlgWarning):
-            pass
-    try:
-        return lstsq(matrix, rhs, lapack_driver="gelsy")[0]
-    except LinAlgError:
-        return None
 
 
 def partition(r: np.ndarray, delta: float) -> np.ndarray:
@@ -120,7 +102,7 @@ def _polish(problem, operator, sets, reference, max_rounds, tol):
         # (Q_{SV} c_V): the margin pairs' decision values without bias from the V pairs alone
         rhs[:nS] = 1.0 - y[S] * operator.apply(mu, sample[S])[np.arange(nS), label[S]]
         rhs[nS:nS + K] = -mass_V
-        x = _solve(matrix, rhs)
+        x = symmetric_solve(matrix, rhs)
         if x is None:
             reason = "singular system"
             break
