@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -43,6 +43,10 @@ INTERIOR_TOL = 1e-9
 #: band half-widths of the crossover's partition: an interior point at a relative gap of 1e-9 leaves its margin
 #: pairs' residuals at about 1e-8…1e-6
 CROSSOVER_DELTAS = (1e-6, 1e-4)
+#: a cold start with at least this many pairs (primal form) tries the MM phase first, for at most
+#: MM_FIRST_BUDGET iterations (measured on blobs: 10–17 iterations when the polish certifies)
+MM_FIRST_PAIRS = 5000
+MM_FIRST_BUDGET = 25
 #: the ε continuation (when the polish fails at convergence) stops at this floor
 MIN_EPS = 1e-6
 #: the ε continuation divides ε by this (measured linear N = 10000: 2 fewer iterations than 10, certified at
@@ -224,18 +228,46 @@ def _result(problem, stepper, coef, b, bound: GapBound, options, status, iterati
 
 
 def _finish(problem, stepper, options, warm_coef, warm_b) -> SolveResult:
-    """finish="auto"/"interior": the warm start's margin set first (auto), then the interior point, then one
-    crossover: the polish of the interior point's margin set, exact to round-off when it certifies."""
+    """finish="auto"/"interior": the MM phase where it wins (auto), else the interior point and its crossover."""
     operator = GramOperator(problem)
     if options.finish == "auto" and warm_coef is not None:
-        state = stepper.initial(warm_coef, warm_b)
-        exact = state.reg + float(problem.cost @ np.maximum(state.r, 0.0)) + _bias(problem, state)
-        found = _certified_polish(problem, operator, state.r, exact, (WARM_DELTA,), options)
+        found = _warm_polish(problem, stepper, operator, options, warm_coef, warm_b)
         if found is not None:
-            return _result(problem, stepper, *found, options, "optimal", 0, {"finish": "warm polish"}, [exact])
+            return found
+    spent = 0
+    if options.finish == "auto" and warm_coef is None and _mm_first(problem, stepper):
+        phase = _mm(problem, stepper, replace(options, finish="polish", eps=0.5 if options.newton else options.eps,
+                                              max_iter=min(options.max_iter, MM_FIRST_BUDGET)), None, None)
+        if phase.success:
+            return phase
+        spent = phase.iterations
+    return _interior(problem, stepper, operator, options, spent)
+
+
+def _mm_first(problem: Problem, stepper) -> bool:
+    """Whether a cold start tries the MM phase (Newton steps, polish) before the interior point: in primal form
+    with many pairs, where a Newton iteration touches only the band while an interior-point iteration forms
+    every class block (measured, blobs N = 10000: 0.038 s against 0.18 s when the polish certifies; 0.21 s
+    against 0.69 s uncertified when the optimum is degenerate, so the phase gets a budget)."""
+    return stepper.form == "primal" and len(problem.pairs) >= MM_FIRST_PAIRS
+
+
+def _warm_polish(problem, stepper, operator, options, warm_coef, warm_b) -> SolveResult | None:
+    """The warm start's own margin set, polished: along a β or α path often still optimal (one round)."""
+    state = stepper.initial(warm_coef, warm_b)
+    exact = state.reg + float(problem.cost @ np.maximum(state.r, 0.0)) + _bias(problem, state)
+    found = _certified_polish(problem, operator, state.r, exact, (WARM_DELTA,), options)
+    if found is None:
+        return None
+    return _result(problem, stepper, *found, options, "optimal", 0, {"finish": "warm polish"}, [exact])
+
+
+def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
+    """The interior point, then one crossover: the polish of its margin set, exact to round-off when it
+    certifies. ``spent``: iterations of an MM phase before it (counted in ``iterations``)."""
     ipm = InteriorPoint(problem, stepper, min(INTERIOR_TOL, options.gap_tol)).run(min(options.max_iter,
                                                                                      INTERIOR_MAX_ITER))
-    info = {"finish": "interior", "interior_iterations": ipm.iterations}
+    info = {"finish": "interior", "interior_iterations": ipm.iterations, "mm_iterations": spent}
     coef, b, bound = ipm.coef, ipm.b, ipm.bound
     if bound.relative <= options.gap_tol:
         found = _certified_polish(problem, operator, residuals(problem, coef, b), bound.primal, CROSSOVER_DELTAS,
@@ -243,7 +275,7 @@ def _finish(problem, stepper, options, warm_coef, warm_b) -> SolveResult:
         if found is not None and found[2].primal <= bound.primal:
             (coef, b, bound), info["finish"] = found, "interior + polish"
     status = _verdict(bound, options, hit_limit=not ipm.converged and ipm.iterations >= options.max_iter)
-    return _result(problem, stepper, coef, b, bound, options, status, ipm.iterations, info, ipm.history)
+    return _result(problem, stepper, coef, b, bound, options, status, spent + ipm.iterations, info, ipm.history)
 
 
 def _certified_polish(problem, operator, r, reference, deltas, options):
