@@ -263,19 +263,25 @@ def _warm_polish(problem, stepper, operator, options, warm_coef, warm_b) -> Solv
 
 
 def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
-    """The interior point, then one crossover: the polish of its margin set, exact to round-off when it
-    certifies. ``spent``: iterations of an MM phase before it (counted in ``iterations``)."""
-    ipm = InteriorPoint(problem, stepper, min(INTERIOR_TOL, options.gap_tol)).run(min(options.max_iter,
-                                                                                     INTERIOR_MAX_ITER))
-    info = {"finish": "interior", "interior_iterations": ipm.iterations, "mm_iterations": spent}
-    coef, b, bound = ipm.coef, ipm.b, ipm.bound
-    if bound.relative <= options.gap_tol:
+    """The interior point to ``gap_tol``, then the crossover: the polish of its margin set, exact to round-off
+    when it certifies; otherwise the interior point goes on to its own target INTERIOR_TOL (and tries the
+    crossover once more). ``spent``: iterations of an MM phase before it (counted in ``iterations``)."""
+    limit = min(options.max_iter, INTERIOR_MAX_ITER)
+    ipm = InteriorPoint(problem, stepper, min(INTERIOR_TOL, options.gap_tol))
+    info = {"finish": "interior", "mm_iterations": spent}
+    for tol in (options.gap_tol, min(INTERIOR_TOL, options.gap_tol)):
+        run = ipm.run(limit, tol)
+        coef, b, bound = run.coef, run.b, run.bound
+        if bound.relative > options.gap_tol:
+            break
         found = _certified_polish(problem, operator, residuals(problem, coef, b), bound.primal, CROSSOVER_DELTAS,
                                   options)
         if found is not None and found[2].primal <= bound.primal:
             (coef, b, bound), info["finish"] = found, "interior + polish"
-    status = _verdict(bound, options, hit_limit=not ipm.converged and ipm.iterations >= options.max_iter)
-    return _result(problem, stepper, coef, b, bound, options, status, spent + ipm.iterations, info, ipm.history)
+            break
+    info["interior_iterations"] = run.iterations
+    status = _verdict(bound, options, hit_limit=not run.converged and run.iterations >= options.max_iter)
+    return _result(problem, stepper, coef, b, bound, options, status, spent + run.iterations, info, run.history)
 
 
 def _certified_polish(problem, operator, r, reference, deltas, options):

@@ -100,9 +100,12 @@ def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
 class InteriorPoint:
     """Mehrotra's predictor–corrector on the OvN QP over a stepper's structured solves (docs/theory.md §9.8)."""
 
-    def __init__(self, problem: Problem, stepper, tol: float):
+    def __init__(self, problem: Problem, stepper, tol: float = 1e-9):
+        """``tol`` sets only when the exact evaluation starts (:meth:`near`); :meth:`run` says when to stop."""
         self.problem, self.stepper, self.tol = problem, stepper, tol
         self.c = problem.cost
+        self.point, self.best, self.history = None, None, []
+        self.iterations, self.idle, self.stalled = 0, 0, False
 
     def start(self) -> Point:
         """θ = 0, ξ = 2, s = 1, u = ν = c/2: the slack equations hold exactly, no tuning (docs/theory.md §9.8)."""
@@ -167,24 +170,26 @@ class InteriorPoint:
         The proven bound decides; this only saves work."""
         return 2 * point.s.size * point.barrier <= 1e3 * self.tol * max(1.0, abs(value))
 
-    def run(self, max_iter: int) -> InteriorOutcome:
+    def run(self, max_iter: int, tol: float) -> InteriorOutcome:
         """Iterate until the proven relative bound is ≤ ``tol``, the bound stops improving (round-off), or
-        ``max_iter``."""
-        point, best = self.start(), Best()
-        best.update(self.problem, self.stepper, point)
-        history, idle, converged = [self.objective(point)], 0, False
-        for it in range(1, max_iter + 1):
-            weight = self.weights(point)
+        ``max_iter`` iterations in all. Resumable: a second call with a smaller ``tol`` continues the same run."""
+        if self.point is None:
+            self.point, self.best = self.start(), Best()
+            self.best.update(self.problem, self.stepper, self.point)
+            self.history = [self.objective(self.point)]
+        best, converged = self.best, self.best.bound.relative <= tol
+        while not converged and self.iterations < max_iter and not self.stalled:
+            self.iterations += 1
+            point, weight = self.point, self.weights(self.point)
             system = self.stepper.system(weight)
             affine = self.direction(system, point, weight, 0.0)
             sigma = self.centring(point, affine)
             step = self.direction(system, point, weight, sigma * point.barrier, affine)
-            point, length = self.advance(point, step)
-            history.append(self.objective(point))
-            if not self.near(point, history[-1]) and it < max_iter:
+            self.point, length = self.advance(point, step)
+            self.history.append(self.objective(self.point))
+            if not self.near(self.point, self.history[-1]) and self.iterations < max_iter:
                 continue
-            idle = 0 if best.update(self.problem, self.stepper, point) else idle + 1
-            converged = best.bound.relative <= self.tol
-            if converged or idle >= PATIENCE or length < 1e-12:
-                break
-        return InteriorOutcome(best.coef, best.b, best.bound, it, converged, best.mu, history)
+            self.idle = 0 if best.update(self.problem, self.stepper, self.point) else self.idle + 1
+            converged = best.bound.relative <= tol
+            self.stalled = self.idle >= PATIENCE or length < 1e-12
+        return InteriorOutcome(best.coef, best.b, best.bound, self.iterations, converged, best.mu, self.history)
