@@ -14,9 +14,11 @@ compile time included for CVXPY and shown apart), iterations, peak Python-heap m
 tracemalloc, never timed: numpy arrays and CVXPY's Python objects; the solvers' native memory is not seen), the
 relative objective gap to the best objective found at that size and separation (the certified MM optimum agrees with
 a tight Clarabel solve to ~1e-10), the status and the number of pairs on the margin (|1 − y f| ≤ 1e-6: many = a
-degenerate optimum). "MM warm" starts from the solution at β/1.2; "MM" is the default (generalized Newton steps),
-"plain MM" newton=False (over-relaxation only, at most 3000 iterations). scikit-learn's LinearSVC(crammer_singer) /
-SVC solve *other* models: time only.
+degenerate optimum). "MM cold" is the default (``finish="auto"``: the MM phase first when there are at least 5000
+pairs, else the interior point); its two halves are also timed alone (``finish="interior"``; ``finish="polish"``:
+Newton steps, ε continuation and the polish, no interior point); "MM warm" starts from the solution at β/1.2;
+"plain MM" newton=False with the polish (over-relaxation only, at most 3000 iterations). scikit-learn's
+LinearSVC(crammer_singer) / SVC solve *other* models: time only.
 Then a warm-started path of 20 β values vs 20 cold fits (fastest of ``--repeats`` alternating runs), at the
 first separation. The report starts with the machine stamp (``ovn_cvx._reports.environment``).
 For real data sets and the whole (variant, α, β, kernel) grid see ``benchmarks/bench_real.py``.
@@ -44,7 +46,7 @@ CVXPY_SOLVERS = ("CLARABEL", "ECOS", "OSQP")
 # 0.5: overlapping blobs with a non-degenerate optimum at every size; 0.3: a degenerate optimum (at N = 10000,
 # 6097 of 10000 pairs on the margin, W ≈ 0, beyond what the polish handles): kept in the report on purpose
 SEPARATIONS = (0.5, 0.3)
-PLAIN_MM = {"newton": False, "max_iter": 3000}  # bounded: plain MM crawls on (near-)separable data
+PLAIN_MM = {"newton": False, "finish": "polish", "max_iter": 3000}  # bounded: plain MM crawls on separable data
 
 
 @dataclass
@@ -123,7 +125,8 @@ def bench_size(kernel, n, cvxpy_solvers, max_rbf_n, repeats, separation=SEPARATI
     if kernel != "linear":
         rows.append(Row(kernel, n, separation, "problem setup (Gram matrix)", seconds, peak_mb=peak))
     previous = ovn_cvx.solve(problem.replace(beta=1.0 / 1.2), method="mm")
-    variants = {"MM cold": {}, "MM warm": {"warm_start": previous}}
+    variants = {"MM cold": {}, "MM cold, interior point only": {"finish": "interior"},
+                "MM cold, MM phase + polish only": {"finish": "polish"}, "MM warm": {"warm_start": previous}}
     if kernel == "linear":  # plain MM (over-relaxation only, no Newton steps) for comparison
         variants.update({"plain MM cold": PLAIN_MM, "plain MM warm": {**PLAIN_MM, "warm_start": previous}})
     methods = {name: functools.partial(ovn_cvx.solve, problem, method="mm", **options)
