@@ -71,6 +71,20 @@ def _positive_weights(name, weights, size):
     return w
 
 
+#: the largest magnitude of data and hyperparameters: the solvers form squares and products of them (Gram
+#: entries, c_p·ξ_p, c_p²-sized Newton weights), which overflow float64 near 1e154 (measured: X ×1e200 and
+#: β = 1e300 broke the factorizations; X ×1e150 still solves)
+MAX_MAGNITUDE = 1e100
+
+
+def _check_magnitude(name: str, value: float) -> float:
+    if value > MAX_MAGNITUDE:
+        raise ValueError(f"{name} has magnitude {value:.3g}, beyond what the solvers can square in float64 "
+                         f"(at most {MAX_MAGNITUDE:g}); rescale it (the model is invariant under X → X/σ, "
+                         "β → βσ², bias_penalty → bias_penalty·σ², docs/theory.md §9.9)")
+    return value
+
+
 def _check_membership(Y) -> np.ndarray:
     """Y as a float N×K matrix over {−1, 0, 1} with K ≥ 2 and at least one member in every class."""
     if sp.issparse(Y):
@@ -148,6 +162,7 @@ class Problem:
         if "X" in changed:
             with naming("X"):
                 X = check_array(changes["X"], dtype=np.float64, input_name="X", ensure_min_samples=1)
+            _check_magnitude("X", float(np.abs(X).max(initial=0.0)))
         else:
             X = self.X
         Y = _check_membership(changes["Y"]) if "Y" in changed else self.Y
@@ -186,8 +201,8 @@ class Problem:
             warnings.warn(f"alpha={alpha} is ignored by the hard-w variant {self.variant} (docs/theory.md §2)",
                           UserWarning, stacklevel=4)
         self.alpha = alpha
-        self.beta = check_number("beta", beta, low=0, strict=True)
-        self.bias_penalty = check_number("bias_penalty", bias_penalty, low=0)
+        self.beta = _check_magnitude("beta", check_number("beta", beta, low=0, strict=True))
+        self.bias_penalty = _check_magnitude("bias_penalty", check_number("bias_penalty", bias_penalty, low=0))
 
     @classmethod
     def from_labels(cls, X, y, variant="SwHb", kernel="linear", **kwargs) -> "Problem":

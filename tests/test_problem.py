@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
+import ovn_cvx
 from ovn_cvx import Problem, alpha_interval
 from ovn_cvx.problem import FIELDS
 
@@ -191,3 +192,19 @@ def test_coupling_pinv_is_the_inverse_or_the_centring(variant, alpha):
     p = Problem(X, Y, variant, alpha=alpha)
     expected = np.eye(3) - 1 / 3 if p.hard_w else np.linalg.inv(p.coupling)
     np.testing.assert_allclose(p.coupling_pinv, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("field, value", [("X", 1e200), ("beta", 1e300), ("bias_penalty", 1e120)])
+def test_magnitudes_beyond_float64_squares_are_named_errors(field, value):
+    """X ×1e200 or β = 1e300 broke the solvers' factorizations with a raw LinAlgError; X ×1e99 still solves."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 3)), np.arange(12) % 3
+    kwargs = {"beta": 1.0, "bias_penalty": 1.0}
+    if field == "X":
+        X = X * value
+    else:
+        kwargs[field] = value
+    with pytest.raises(ValueError, match=f"{field} has magnitude"):
+        Problem.from_labels(X, y, "SwSb", **kwargs)
+    fine = Problem.from_labels(rng.normal(size=(12, 3)) * 1e99, y, "SwSb")
+    assert ovn_cvx.solve(fine, "mm").success
