@@ -10,12 +10,12 @@ class OvNError(Exception):
 
 
 class SolverNotAvailable(OvNError, ValueError):
-    """The requested CVXPY solver is not installed, or not a solver CVXPY knows."""
+    """The requested solver is not installed, or not a solver its ``library`` (CVXPY, qpsolvers) knows."""
 
-    def __init__(self, solver: str, installed: tuple[str, ...], known: bool):
-        self.solver, self.installed, self.known = solver, installed, known
-        reason = "is not installed" if known else "is not a known CVXPY solver"
-        super().__init__(f"solver {solver!r} {reason}; installed solvers: {', '.join(installed)}")
+    def __init__(self, solver: str, installed: tuple[str, ...], known: bool, library: str = "CVXPY"):
+        self.solver, self.installed, self.known, self.library = solver, installed, known, library
+        reason = "is not installed" if known else f"is not a known {library} solver"
+        super().__init__(f"solver {solver!r} {reason}; installed solvers: {', '.join(installed) or 'none'}")
 
 
 __all__ = ["OvNError", "SolverNotAvailable"]

@@ -145,10 +145,12 @@ def _solve_clarabel(qp: QP, **settings) -> tuple[np.ndarray | None, str, int | N
 def _solve_qpsolvers(qp: QP, solver: str, **options) -> tuple[np.ndarray | None, str, int | None]:
     try:
         import qpsolvers
-    except ImportError as err:
-        raise SolverNotAvailable(f"qpsolvers:{solver}", (), known=False) from err
+    except ImportError as err:  # the optional extra: pip install ovn-cvx[solvers]
+        raise SolverNotAvailable(f"qpsolvers:{solver} (qpsolvers itself)", (), known=True,
+                                 library="qpsolvers") from err
     if solver not in qpsolvers.available_solvers:
-        raise SolverNotAvailable(f"qpsolvers:{solver}", tuple(qpsolvers.available_solvers), known=True)
+        raise SolverNotAvailable(f"qpsolvers:{solver}", tuple(qpsolvers.available_solvers), known=True,
+                                 library="qpsolvers")
     data = qpsolvers.Problem(qp.P, qp.q, qp.G, qp.h, qp.A, qp.b, qp.lb, qp.ub)
     solution = qpsolvers.solve_problem(data, solver=solver, **options)
     found = solution.found and solution.x is not None and np.all(np.isfinite(solution.x))

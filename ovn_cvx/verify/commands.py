@@ -7,12 +7,15 @@ fails (see :mod:`ovn_cvx.verify.runner`). ``compare`` prints the solver-comparis
 """
 from __future__ import annotations
 
+import argparse
 import sys
 
 import pandas as pd
 
 from ..cli import output_directory
 from ..problem import VARIANTS
+from .comparison import REGISTERED, Method
+from .plugins import load_callable
 from .runner import KINDS, run_suite
 from .suite import DEFAULT_BINARY, DEFAULT_SUITE, FULL_BINARY, FULL_SUITE
 
@@ -23,8 +26,21 @@ def _print_frame(frame: pd.DataFrame) -> None:
         print(frame.to_string(index=False) if len(frame) else "(none)")
 
 
+def method_spec(text: str) -> Method:
+    """Argparse type: "QP:clarabel", "qpsolvers:BACKEND", a registered name, or a user's "module:function"."""
+    if text in REGISTERED or text.lower().startswith(("qp:", "qpsolvers:")):
+        try:
+            return Method.parse(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+    try:
+        return Method.plugin(text, load_callable(text))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _run_suite(args, identities: bool):
-    report = run_suite(FULL_SUITE if args.full else DEFAULT_SUITE, solvers=args.solvers,
+    report = run_suite(FULL_SUITE if args.full else DEFAULT_SUITE, solvers=args.solvers, methods=args.method,
                        formulations=args.formulations, binary=FULL_BINARY if args.full else DEFAULT_BINARY,
                        identities=identities, progress=not args.no_progress)
     for method, reason in report.unavailable.items():
@@ -66,8 +82,12 @@ def _compare(args) -> int:
 def _add_common(p) -> None:
     p.add_argument("--full", action="store_true", help="the larger suite (more K, M, N, medium sizes, kernels)")
     p.add_argument("--solvers", nargs="+", metavar="SOLVER",
-                   help="CVXPY solvers and/or MM (default: CLARABEL ECOS OSQP SCS MM); each runs at the "
-                        "default and the high-accuracy preset")
+                   help="CVXPY solvers and/or MM (default: CLARABEL ECOS OSQP SCS, the installed ones of the "
+                        "'solvers' extra, MM and the QP methods); each runs at the default and the "
+                        "high-accuracy preset")
+    p.add_argument("--method", action="append", metavar="MODULE:FUNCTION", type=method_spec,
+                   help="also compare a user's solver, a callable problem -> SolveResult or (coef, b, status) "
+                        "(repeatable); or QP:clarabel / qpsolvers:BACKEND on the exported QP")
     p.add_argument("--formulations", nargs="+", metavar="F",
                    choices=[*VARIANTS, *KINDS, *(f"{k}-{v}" for k in KINDS for v in VARIANTS)],
                    help=f"select problems by variant {VARIANTS}, kind {KINDS} or '<kind>-<variant>'")

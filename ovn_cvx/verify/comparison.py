@@ -1,5 +1,6 @@
-"""Solver comparison on one problem: every CVXPY solver at two accuracy presets and the MM solver,
-each checked independently against a high-accuracy reference and the KKT certificate.
+"""Solver comparison on one problem: every CVXPY solver at two accuracy presets, the MM solver, QP back ends on
+the exported QP (:mod:`ovn_cvx.qp`) and any user's solver (:func:`register_method`), each checked independently
+against a high-accuracy reference and the KKT certificate.
 
 Methodology (as qpbenchmark): a method *claims* success through its status; the claim is *correct* only
 when the independent checks pass too (objective gap to the reference, decision values, hard constraints,
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -17,12 +19,20 @@ import pandas as pd
 from ..exceptions import SolverNotAvailable
 from ..kkt import KKT_TOL, KKTCertificate, kkt_certificate
 from ..problem import Problem
+from ..qp import DIRECT_SOLVER, solve_qp
 from ..result import SolveResult
 from ..solve import solve
 from ..solvers.cvxpy_solver import TIGHT_CLARABEL
 from .checks import Tolerance, reference_agreement
+from .plugins import call_plugin
 
 CVXPY_SOLVERS = ("CLARABEL", "ECOS", "OSQP", "SCS")
+#: CVXPY solvers of the optional extra ``solvers`` (pip install ovn-cvx[solvers]), compared by default when
+#: installed and skipped with a message otherwise. HiGHS is in the extra but not in the default comparison:
+#: its QP solver took 222 s for the 32 problems of the default suite (measured; PIQP 0.5 s).
+EXTRA_SOLVERS = ("PIQP", "PROXQP", "DAQP", "CVXOPT", "QOCO")
+#: methods on the exported QP: Clarabel's own API ("QP:clarabel", no CVXPY compilation) and qpsolvers back ends
+QP_METHODS = (f"QP:{DIRECT_SOLVER}", "qpsolvers:piqp", "qpsolvers:daqp", "qpsolvers:proxqp")
 PRESETS = ("default", "high")
 #: solver options of the "high" preset ("default" passes none). Iteration caps keep the first-order
 #: solvers from running for minutes; reaching them gives an honest "optimal_inaccurate"/"user_limit".
@@ -31,6 +41,11 @@ HIGH_ACCURACY = {
     "ECOS": {"abstol": 1e-10, "reltol": 1e-10, "feastol": 1e-10, "max_iters": 500},
     "OSQP": {"eps_abs": 1e-8, "eps_rel": 1e-8, "max_iter": 20000, "polishing": True},
     "SCS": {"eps_abs": 1e-8, "eps_rel": 1e-8, "max_iters": 20000},
+    "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10},
+    "PROXQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "max_iter": 10000},
+    "CVXOPT": {"abstol": 1e-9, "reltol": 1e-9, "feastol": 1e-9},
+    "QOCO": {"abstol": 1e-10, "reltol": 1e-10},
+    "HIGHS": {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
 }
 REFERENCE_METHOD = "CLARABEL:high"
 #: docs/theory.md §10 check tolerances (objective gap, max |Δf| on the training set, hard constraints). Deviations from
@@ -48,54 +63,101 @@ TOLERANCES = {
     ("default", "OSQP"): Tolerance(objective=1e-4, decision=1e-2, constraints=1e-6),
     ("default", "SCS"): Tolerance(objective=1e-3, decision=1e-2, constraints=1e-6),
     ("default", "MM"): Tolerance(objective=1e-7),  # certified MM
+    ("default", DIRECT_SOLVER): Tolerance(),  # Clarabel on the exported QP: 4.5e-9 on the default suite
 }
+#: methods registered by name (:func:`register_method`), found by :meth:`Method.parse`
+REGISTERED: dict[str, "Method"] = {}
 
 
 @dataclass(frozen=True)
 class Method:
-    """One row of the comparison: ``label`` is "SOLVER:preset" or "MM"."""
+    """One row of the comparison: ``label`` is "SOLVER:preset", "MM", "QP:clarabel", "qpsolvers:BACKEND" or the
+    name of a user's solver (``method`` "plugin", its callable in ``function``, checked with ``tolerance`` or
+    the high-accuracy tolerances). ``options`` reach the solver (MM's and a plugin's included)."""
 
     label: str
     method: str
     solver: str
     preset: str
     options: dict = field(default_factory=dict, hash=False, compare=False)
+    function: Callable | None = field(default=None, hash=False, compare=False)
+    tolerance: Tolerance | None = field(default=None, hash=False, compare=False)
 
     @classmethod
     def parse(cls, spec) -> "Method":
-        """"CLARABEL" (default preset), "OSQP:high", or "MM"."""
+        """"CLARABEL" (default preset), "OSQP:high", "MM", "QP:clarabel", "qpsolvers:piqp", a registered name,
+        or a callable (a plugin named after it)."""
         if isinstance(spec, Method):
             return spec
+        if callable(spec):
+            return cls.plugin(getattr(spec, "__name__", type(spec).__name__), spec)
         if not isinstance(spec, str):
-            raise TypeError(f"a method must be a string like 'CLARABEL:high' or 'MM', got {type(spec).__name__}")
+            raise TypeError(f"a method must be a string like 'CLARABEL:high' or 'MM', or a callable, got "
+                            f"{type(spec).__name__}")
+        if spec in REGISTERED:
+            return REGISTERED[spec]
         name, _, preset = spec.partition(":")
         name, preset = name.strip().upper(), (preset.strip().lower() or "default")
         if name == "MM":
             return cls("MM", "mm", "MM", "default")
+        if name in ("QP", "QPSOLVERS"):
+            backend = preset if name == "QPSOLVERS" else DIRECT_SOLVER
+            if backend == "default" or (name == "QP" and preset not in ("default", DIRECT_SOLVER)):
+                raise ValueError(f"a QP method is 'QP:{DIRECT_SOLVER}' or 'qpsolvers:BACKEND', got {spec!r}")
+            return cls(f"{'QP' if name == 'QP' else 'qpsolvers'}:{backend}", "qp", backend, "default")
         if preset not in PRESETS:
             raise ValueError(f"preset must be one of {PRESETS}, got {preset!r} in {spec!r}")
         options = HIGH_ACCURACY.get(name, {}) if preset == "high" else {}
         return cls(f"{name}:{preset}", "cvxpy", name, preset, options)
 
+    @classmethod
+    def plugin(cls, name: str, function: Callable, *, tolerance: Tolerance | None = None, **options) -> "Method":
+        """A user's solver ``function(problem, **options)`` returning a SolveResult or (coef, b, status)."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        if not callable(function):
+            raise TypeError(f"function must be callable, got {type(function).__name__}")
+        if tolerance is not None and not isinstance(tolerance, Tolerance):
+            raise TypeError(f"tolerance must be an ovn_cvx.verify.checks.Tolerance, got {type(tolerance).__name__}")
+        return cls(name, "plugin", name, "default", options, function, tolerance)
 
-def default_methods(solvers=CVXPY_SOLVERS, presets=PRESETS, mm: bool = True) -> list[Method]:
+
+def register_method(name: str, function: Callable, *, tolerance: Tolerance | None = None, **options) -> Method:
+    """Make ``function(problem, **options)`` (returning a SolveResult or (coef, b, status)) the method ``name`` of
+    :func:`compare`, :func:`~ovn_cvx.verify.run_suite` and the CLI; judged like every other method, with the
+    high-accuracy tolerances unless ``tolerance`` is given. Returns the :class:`Method`."""
+    method = Method.plugin(name, function, tolerance=tolerance, **options)
+    REGISTERED[name] = method
+    return method
+
+
+def default_methods(solvers=CVXPY_SOLVERS + EXTRA_SOLVERS, presets=PRESETS, mm: bool = True,
+                    qp=QP_METHODS) -> list[Method]:
+    """Every solver at every preset, MM, and the QP methods ``qp``."""
     methods = [Method.parse(f"{s}:{p}") for s in solvers for p in presets]
-    return methods + [Method.parse("MM")] if mm else methods
+    return methods + ([Method.parse("MM")] if mm else []) + [Method.parse(m) for m in qp]
 
 
 def run_method(problem: Problem, method: Method) -> tuple[SolveResult | None, str]:
     """Solve; (None, reason) when the method is not available (a CVXPY solver not installed or unknown to
-    CVXPY, a solver module that cannot be imported)."""
+    CVXPY, qpsolvers or its back end not installed, a solver module that cannot be imported)."""
     try:
+        if method.method == "plugin":
+            return call_plugin(method.function, problem, method.label, method.options), ""
         if method.method == "mm":
-            return solve(problem, method="mm"), ""
+            return solve(problem, method="mm", **method.options), ""
+        if method.method == "qp":
+            return solve_qp(problem, method.solver, **method.options), ""
         return solve(problem, method="cvxpy", solver=method.solver, **method.options), ""
     except (SolverNotAvailable, ImportError) as err:
         return None, f"unavailable: {err}"
 
 
 def tolerances(method: Method, result: SolveResult) -> Tolerance:
-    """Check tolerances for a method's result (docs/theory.md §10); other CVXPY solvers get SCS's (the loosest)."""
+    """Check tolerances for a method's result (docs/theory.md §10); a plugin its own or the high-accuracy ones;
+    other solvers get SCS's (the loosest)."""
+    if method.method == "plugin":
+        return method.tolerance if method.tolerance is not None else Tolerance()
     if method.method == "mm" and not result.info.get("certified"):
         # ε-smoothing bias of an uncertified MM result: gap ≤ β ε n / (4 F*) (docs/theory.md §9.1.3) plus convergence
         # slack; its W is only O(√ε) accurate, so f is compared loosely
@@ -136,7 +198,8 @@ def _row(problem, method, result, note, reference, elapsed, certificate) -> dict
 
 
 def compare(problem: Problem, methods=None) -> pd.DataFrame:
-    """One row per method (default: every CVXPY solver in ``CVXPY_SOLVERS`` at both presets, and MM).
+    """One row per method (default: every CVXPY solver in ``CVXPY_SOLVERS`` and the installed ``EXTRA_SOLVERS`` at
+    both presets, MM and ``QP_METHODS``; a method is a label, a :class:`Method`, a registered name or a callable).
 
     Columns: method, solver, preset, status, claimed_success, checked_success, certified, objective,
     rel_gap (to the reference), max_df (max |Δf| on the training set), prediction_agreement (fraction of
@@ -190,5 +253,6 @@ def _pick_reference(problem, runs, certificate) -> SolveResult | None:
     return min(candidates, key=lambda r: r.objective) if candidates else None
 
 
-__all__ = ["CVXPY_SOLVERS", "HIGH_ACCURACY", "Method", "PRESETS", "REFERENCE_METHOD", "TOLERANCES", "compare",
-           "compare_runs", "default_methods", "run_method", "tolerances"]
+__all__ = ["CVXPY_SOLVERS", "EXTRA_SOLVERS", "HIGH_ACCURACY", "Method", "PRESETS", "QP_METHODS", "REFERENCE_METHOD",
+           "REGISTERED", "TOLERANCES", "compare", "compare_runs", "default_methods", "register_method", "run_method",
+           "tolerances"]

@@ -22,7 +22,8 @@ from .._progress import progress_steps
 from ..problem import VARIANTS
 from .checks import (CheckResult, badly_scaled_gram_consistency, bias_limit, binary_equivalence, invariants, kkt_check,
                      linear_kernel_consistency)
-from .comparison import CVXPY_SOLVERS, HIGH_ACCURACY, PRESETS, Method, compare_runs, run_method, tolerances
+from .comparison import (CVXPY_SOLVERS, EXTRA_SOLVERS, HIGH_ACCURACY, PRESETS, QP_METHODS, Method, compare_runs,
+                         run_method, tolerances)
 from .results import SuiteReport
 from .suite import DEFAULT_BINARY, DEFAULT_SUITE
 
@@ -60,23 +61,30 @@ def _check_rows(case, formulation, check: CheckResult) -> list[dict]:
              "tolerance": tol, "passed": bool(value <= tol)} for measure, (value, tol) in check.deviations.items()]
 
 
-def _methods(solvers, presets) -> list[Method]:
-    solvers = list(CVXPY_SOLVERS) + ["MM"] if solvers is None else [solvers] if isinstance(solvers, str) \
-        else list(solvers)
-    if not solvers:
+def _methods(solvers, presets, methods) -> list[Method]:
+    """The solvers at every preset (default: the core and the installed extra CVXPY solvers, MM and the QP
+    methods), then ``methods`` as given (labels, Methods, registered names or callables)."""
+    extra = [] if methods is None else [methods] if isinstance(methods, str) or callable(methods) else list(methods)
+    if solvers is None:
+        solvers, extra = list(CVXPY_SOLVERS + EXTRA_SOLVERS) + ["MM"], list(QP_METHODS) + extra
+    solvers = [solvers] if isinstance(solvers, str) else list(solvers)
+    if not solvers and not extra:
         raise ValueError("solvers must name at least one solver")
     out = []
     for name in solvers:
         if not isinstance(name, str):
             raise TypeError(f"solvers must be strings, got {type(name).__name__}")
         out += [Method.parse("MM")] if name.upper() == "MM" else [Method.parse(f"{name}:{p}") for p in presets]
-    return out
+    return out + [Method.parse(m) for m in extra]
 
 
-def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, presets=PRESETS, binary=DEFAULT_BINARY,
-              identities: bool = True, progress: bool = True) -> SuiteReport:
+def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, methods=None, presets=PRESETS,
+              binary=DEFAULT_BINARY, identities: bool = True, progress: bool = True) -> SuiteReport:
     """Run the suite: every selected problem is compared across ``solvers`` (CVXPY solver names and/or
-    "MM"; default: CLARABEL, ECOS, OSQP, SCS and MM) at each preset, and — with ``identities`` — checked
+    "MM"; default: CLARABEL, ECOS, OSQP, SCS, the installed solvers of the ``solvers`` extra, MM and the QP
+    methods; ``[]`` for none) at each preset, and across ``methods`` (a user's solvers as
+    callables or registered names, "QP:clarabel", "qpsolvers:BACKEND"; see
+    :class:`~ovn_cvx.verify.comparison.Method`), and — with ``identities`` — checked
     (KKT certificate and invariants of the reference, invariants of the MM result, linear-kernel consistency
     for linear problems, the γ → ∞ limit for soft-b problems, binary equivalence on ``binary``).
 
@@ -88,14 +96,14 @@ def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, presets=P
     with warnings.catch_warnings():
         # CVXPY's "Solution may be inaccurate": the status (optimal_inaccurate) is in the report already
         warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
-        return _run_suite(suite, solvers, formulations, presets, binary, identities, progress)
+        return _run_suite(suite, solvers, formulations, methods, presets, binary, identities, progress)
 
 
-def _run_suite(suite, solvers, formulations, presets, binary, identities, progress) -> SuiteReport:
+def _run_suite(suite, solvers, formulations, methods, presets, binary, identities, progress) -> SuiteReport:
     tokens = _check_formulations(formulations)
     if not set(presets) <= set(PRESETS) or not presets:
         raise ValueError(f"presets must be a non-empty subset of {PRESETS}, got {presets}")
-    methods = _methods(solvers, presets)
+    methods = _methods(solvers, presets, methods)
     tasks = [("problem", case, variant) for case in suite for variant in VARIANTS
              if _selected(tokens, case.kernel, variant)]
     if identities:

@@ -127,7 +127,12 @@ def test_method_parsing():
     assert Method.parse("osqp:high") == Method("OSQP:high", "cvxpy", "OSQP", "high")
     assert Method.parse("mm").method == "mm"
     assert Method.parse("SCS:high").options["eps_abs"] == 1e-8
-    assert len(default_methods()) == 9
+    # 9 CVXPY solvers (4 core, 5 of the extra) at two presets, MM, 4 QP methods
+    assert len(default_methods()) == 9 * 2 + 1 + 4
+    assert Method.parse("qp") == Method("QP:clarabel", "qp", "clarabel", "default")
+    assert Method.parse("qpsolvers:piqp") == Method("qpsolvers:piqp", "qp", "piqp", "default")
+    with pytest.raises(ValueError, match="qpsolvers:BACKEND"):
+        Method.parse("qpsolvers")
     with pytest.raises(ValueError, match="preset"):
         Method.parse("CLARABEL:ultra")
     with pytest.raises(TypeError):
