@@ -1,7 +1,7 @@
 """Verification: solvers against the CVXPY reference and the KKT certificate, identities, and reports."""
 from .checks import (CheckResult, badly_scaled_gram_consistency, bias_limit, binary_equivalence, invariants, kkt_check,
                      linear_kernel_consistency, reference_agreement)
-from .comparison import compare
+from .comparison import compare, register_method
 from .results import SuiteReport
 from .runner import run_suite
 from .suite import DEFAULT_BINARY, DEFAULT_SUITE, FULL_BINARY, FULL_SUITE, BinaryCase, SuiteCase
@@ -9,4 +9,4 @@ from .suite import DEFAULT_BINARY, DEFAULT_SUITE, FULL_BINARY, FULL_SUITE, Binar
 __all__ = ["CheckResult", "DEFAULT_BINARY", "DEFAULT_SUITE", "FULL_BINARY", "FULL_SUITE", "BinaryCase", "SuiteCase",
            "SuiteReport", "badly_scaled_gram_consistency", "bias_limit", "binary_equivalence", "compare", "invariants",
            "kkt_check",
-           "linear_kernel_consistency", "reference_agreement", "run_suite"]
+           "linear_kernel_consistency", "reference_agreement", "register_method", "run_suite"]

@@ -63,6 +63,9 @@ TOLERANCES = {
     ("default", "OSQP"): Tolerance(objective=1e-4, decision=1e-2, constraints=1e-6),
     ("default", "SCS"): Tolerance(objective=1e-3, decision=1e-2, constraints=1e-6),
     ("default", "MM"): Tolerance(objective=1e-7),  # certified MM
+    # PIQP at 1e-10 solves unseen-labelset linear-HwHb to ΔF = 3.3e-10 with f apart by 3.8e-4 (a degenerate b:
+    # Clarabel at its defaults and on the exported QP differ from the reference by as much), measured
+    ("high", "PIQP"): Tolerance(decision=1e-3),
     ("default", DIRECT_SOLVER): Tolerance(),  # Clarabel on the exported QP: 4.5e-9 on the default suite
 }
 #: methods registered by name (:func:`register_method`), found by :meth:`Method.parse`
