@@ -13,11 +13,13 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.calibration import _SigmoidCalibration
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.isotonic import IsotonicRegression
 from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.metaestimators import _safe_split
+from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, column_or_1d, validate_data
 
@@ -97,10 +99,15 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         fallback) or the top m labels, whichever scores best by ``rule_scoring``.
     rule_scoring : {"jaccard", "f1_micro", "f1_macro", "hamming"}, default="jaccard"
         The metric ``decision_rule="cv"`` maximizes (example-based Jaccard, F1, 1 − Hamming loss).
-    rule_cv : int or cross-validation splitter, default=3
-        The internal folds of ``decision_rule="cv"``: an int n is ``KFold(n, shuffle=True, random_state=0)``.
+    rule_cv : int or cross-validation splitter, default=5
+        The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
+        random_state=0)``; both use the same out-of-fold decision values.
         The fold fits are warm-started (MM) from the full fit and from each other; each fold is fitted once,
         whatever the number of candidate rules.
+    probability : bool, default=False
+        Enable ``predict_proba``: ``fit`` calibrates the out-of-fold decision values of ``rule_cv`` per label.
+    calibration : {"sigmoid", "isotonic"}, default="sigmoid"
+        Platt's sigmoid or isotonic regression (scikit-learn's, as in ``CalibratedClassifierCV``).
     tol, max_iter :
         MM only: the accuracy a fit must prove, as a bound on (F − F*)/max(1, |F|) from an exactly feasible
         dual point (docs/theory.md §6; a fit that cannot prove it warns), and the iteration limit. The CVXPY
@@ -141,6 +148,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         which).
     rule_ : DecisionRule
         ``decision_rule="cv"`` with an indicator matrix only: the learned rule (``rule_.predict(F)``).
+    calibrators_ : list
+        ``probability=True`` only: the fitted calibrator of each fitted label (binary: one, of class 1).
     rule_scores_ : dict
         ``decision_rule="cv"`` with an indicator matrix only: the best out-of-fold score of each family of rules.
 
@@ -170,8 +179,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, variant="SwHb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
                  beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", negatives="none",
-                 decision_rule="paper", rule_scoring="jaccard", rule_cv=3, tol=1e-6, max_iter=10_000,
-                 warm_start=False, class_weight=None):
+                 decision_rule="paper", rule_scoring="jaccard", rule_cv=5, probability=False, calibration="sigmoid",
+                 tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None):
         self.variant = variant
         self.kernel = kernel
         self.gamma = gamma
@@ -187,6 +196,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self.decision_rule = decision_rule
         self.rule_scoring = rule_scoring
         self.rule_cv = rule_cv
+        self.probability = probability
+        self.calibration = calibration
         self.tol = tol
         self.max_iter = max_iter
         self.warm_start = warm_start
@@ -218,6 +229,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         "decision_rule": [StrOptions(set(DECISION_RULES))],
         "rule_scoring": [StrOptions(set(SCORERS))],
         "rule_cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split", "get_n_splits"])],
+        "probability": ["boolean"],
+        "calibration": [StrOptions({"sigmoid", "isotonic"})],
         "tol": [_RealInterval(0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
@@ -319,29 +332,47 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                 self.__dict__.pop(stale, None)
         else:
             self._set_linear_coef(result)
-        for stale in ("rule_", "rule_scores_"):  # from an earlier decision_rule="cv" fit
+        for stale in ("rule_", "rule_scores_", "calibrators_"):  # from an earlier fit with other parameters
             self.__dict__.pop(stale, None)
-        if self.decision_rule == "cv" and self.multilabel_:
-            self._learn_rule(X_in, y, sample_weight)
+        learn = self.decision_rule == "cv" and self.multilabel_
+        if learn or self.probability:
+            F = self._out_of_fold(X_in, y, sample_weight)
+            Y_in = self._membership(y)[0]
+            if learn:
+                self.rule_, self.rule_scores_ = learn_rule(F, Y_in, self.rule_scoring, paper=self._paper_rule(),
+                                                           labels=self.fitted_labels_, sample_weight=sample_weight)
+            if self.probability:
+                self._calibrate(F, Y_in, sample_weight)
         return self
 
-    def _learn_rule(self, X, y, sample_weight):
-        """``rule_`` from out-of-fold decision values (docs/theory.md §5.1): one fit per fold, warm-started."""
+    def _out_of_fold(self, X, y, sample_weight):
+        """Out-of-fold decision values (n, K) of every training pattern (docs/theory.md §5.1): one fit per fold of
+        ``rule_cv``, warm-started from the full fit and from each other."""
         # shuffled: the bundled multilabel files are sorted by label set, so contiguous folds would lack labels
         folds = KFold(self.rule_cv, shuffle=True, random_state=0) if isinstance(self.rule_cv, Integral) \
             else self.rule_cv
-        fold_model = clone(self).set_params(decision_rule="paper", warm_start=True)
+        fold_model = clone(self).set_params(decision_rule="paper", probability=False, warm_start=True)
         fold_model.result_ = self.result_  # the first fold fit starts from the full fit (MM; else cold)
         F = np.empty((X.shape[0], self.classes_.size))
         for train, test in folds.split(X, y):
             X_train, y_train = _safe_split(self, X, y, train)
             X_test, _ = _safe_split(self, X, y, test, train)
-            weight = None if sample_weight is None else np.asarray(sample_weight)[train]
-            F[test] = fold_model.fit(X_train, y_train, sample_weight=weight).decision_function(X_test)
-        Y = y.toarray() if sp.issparse(y) else np.asarray(y)
-        self.rule_, self.rule_scores_ = learn_rule(
-            F, Y, self.rule_scoring, paper=self._paper_rule(), labels=self.fitted_labels_,
-            sample_weight=sample_weight)
+            F[test] = fold_model.fit(X_train, y_train, sample_weight=sample_weight[train])._decision(X_test)
+        return F
+
+    def _calibrate(self, F, Y, sample_weight):
+        """``calibrators_``: Platt's sigmoid or isotonic regression (scikit-learn's) of membership on the out-of-fold
+        decision values, one per fitted label (binary: one, on (f_2 − f_1)/2)."""
+        def calibrator(values, member):
+            known = values > NEVER  # a fold that left the label out has no value for it
+            model = _SigmoidCalibration() if self.calibration == "sigmoid" else \
+                IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+            return model.fit(values[known], member[known], sample_weight=sample_weight[known])
+
+        if self._binary:
+            self.calibrators_ = [calibrator(0.5 * (F[:, 1] - F[:, 0]), Y[:, 1] == 1)]
+        else:
+            self.calibrators_ = [calibrator(F[:, k], Y[:, k] == 1) for k in self.fitted_labels_]
 
     @property
     def _precomputed(self):
@@ -450,3 +481,21 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             return self.classes_[np.argmax(predict_labels(F, multilabel=False), axis=1)]
         rule = getattr(self, "rule_", None) or self._paper_rule()
         return rule.predict(F).astype(int)
+
+    @available_if(lambda self: self.probability)
+    def predict_proba(self, X):
+        """Calibrated probabilities (``probability=True``), shape (n, K): multiclass and binary rows sum to 1 (the
+        per-class calibrated values normalized, as ``CalibratedClassifierCV``); multilabel: P(label k) per label,
+        0 for a label left out of the fit."""
+        check_is_fitted(self, "calibrators_")
+        F = self._decision(X)
+        if self._binary:
+            p = self.calibrators_[0].predict(0.5 * (F[:, 1] - F[:, 0]))
+            return np.column_stack([1.0 - p, p])
+        P = np.zeros(F.shape)
+        for k, model in zip(self.fitted_labels_, self.calibrators_):
+            P[:, k] = model.predict(F[:, k])
+        if self.multilabel_:
+            return P
+        total = P.sum(axis=1, keepdims=True)
+        return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])

@@ -4,7 +4,8 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.metrics import f1_score, hamming_loss, jaccard_score
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score, hamming_loss, jaccard_score, log_loss
 from sklearn.model_selection import KFold
 
 import ovn_cvx
@@ -211,3 +212,45 @@ def test_scorers_equal_sklearn_with_weights_and_empty_rows():
     for name, oracle in oracles.items():
         assert SCORERS[name](T, P, None) == pytest.approx(oracle(), abs=1e-12), name
         assert SCORERS[name](T, P, w) == pytest.approx(oracle(sample_weight=w), abs=1e-12), name
+
+
+# --- probabilities ------------------------------------------------------------------------------------------
+def test_predict_proba_matches_the_bayes_posterior():
+    """Two unit Gaussians at ±1, equal priors: P(class 1 | x) = 1 / (1 + e^{−2x}); the OvN decision value is linear in
+    x, so Platt's sigmoid on out-of-fold values recovers the posterior."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, size=2000)
+    X = (2.0 * y - 1.0 + rng.normal(size=2000))[:, None]
+    est = OvNClassifier("HwHb", probability=True).fit(X, y)
+    grid = np.linspace(-2, 2, 41)[:, None]
+    P = est.predict_proba(grid)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_allclose(P[:, 1], 1 / (1 + np.exp(-2 * grid[:, 0])), atol=0.06)
+    # the sample's own logistic fit (the posterior estimate a linear score allows): closer still
+    logistic = LogisticRegression(C=1e6).fit(X, y).predict_proba(grid)
+    np.testing.assert_allclose(P, logistic, atol=0.02)
+    assert not hasattr(OvNClassifier(), "predict_proba")
+
+
+@pytest.mark.parametrize("calibration", ["sigmoid", "isotonic"])
+def test_predict_proba_ranges_and_sums(multiclass_data, multilabel_data, calibration):
+    X, Y = multiclass_data
+    est = OvNClassifier(probability=True, calibration=calibration).fit(X, np.argmax(Y, axis=1))
+    P = est.predict_proba(X)
+    assert P.shape == (X.shape[0], 3) and ((P >= 0) & (P <= 1)).all()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert log_loss(np.argmax(Y, axis=1), P) < 0.9 * np.log(3)  # better than the uniform guess
+    X, Y, w = multilabel_data
+    Y = np.insert(np.clip(Y, 0, None), 1, 0.0, axis=1)  # a never-positive label: probability 0
+    est = OvNClassifier(probability=True, calibration=calibration).fit(X, Y, sample_weight=w)
+    P = est.predict_proba(X)
+    assert P.shape == Y.shape and ((P >= 0) & (P <= 1)).all()
+    np.testing.assert_array_equal(P[:, 1], 0.0)
+    # calibrated on the training labels: the mean probability of a label is near its frequency
+    np.testing.assert_allclose(np.average(P, axis=0, weights=w), np.average(Y, axis=0, weights=w), atol=0.1)
+
+
+def test_probability_and_cv_rule_share_the_fold_fits(multilabel_data, count_fits):
+    X, Y, _ = multilabel_data
+    OvNClassifier(decision_rule="cv", probability=True, rule_cv=3).fit(X, np.clip(Y, 0, None))
+    assert len(count_fits) == 1 + 3
