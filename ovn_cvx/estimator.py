@@ -115,9 +115,11 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     warm_start : bool, default=False
         MM only: start from the previous solution when refitting on data with the same shape.
     class_weight : None, "balanced" or dict, default=None
-        Multiplies the cost of every pair of class (label) k by ``class_weight[k]``. Keys are the class
-        labels for 1-D ``y`` and the column indices for an indicator matrix. ``"balanced"`` uses
-        n_samples / (K · n_k) with n_k the number of positives of class k (scikit-learn's rule).
+        1-D ``y``: multiplies the weight of every sample of class k (all its pairs, with ``negatives="rest"`` its
+        known-negative pairs too) by ``class_weight[k]``, as scikit-learn's classifiers. Indicator matrix:
+        multiplies the cost of every pair of label k. Keys are the class labels for 1-D ``y`` and the column
+        indices for an indicator matrix. ``"balanced"`` uses n_samples / (K · n_k) with n_k the number of
+        positives of class k (scikit-learn's rule).
 
     Attributes
     ----------
@@ -303,6 +305,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         with naming("sample_weight"):
             s = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         sample_weight = s
+        if not self.multilabel_:  # a class's weight is the weight of its samples (all their pairs), as scikit-learn's
+            s = s * label_weight[np.argmax(Y, axis=1)]
+            label_weight = np.ones_like(label_weight)
         keep = s > 0
         if not keep.all():
             X, Y, s = X[keep], Y[keep], s[keep]

@@ -97,6 +97,16 @@ def test_negatives_rest_multiclass_is_the_reference_problem(multiclass_data):
     np.testing.assert_array_equal(est.predict(X), np.array(["a", "b", "c"])[np.argmax(ref.decision_function(X), 1)])
 
 
+def test_negatives_rest_class_weight_weighs_the_samples(multiclass_data):
+    """1-D y: a class weight multiplies its samples' weight, negative pairs included (scikit-learn's meaning)."""
+    X, Y = multiclass_data
+    y = np.argmax(Y, axis=1)
+    est = OvNClassifier(negatives="rest", class_weight={0: 3.0, 2: 0.5}).fit(X, y)
+    ref = ovn_cvx.solve(Problem(X, 2 * Y - 1, sample_weight=np.array([3.0, 1.0, 0.5])[y]), method="cvxpy",
+                        solver=REFERENCE)
+    assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
+
+
 # --- learned decision rules: the learner on constructed decision values --------------------------------------
 def test_learner_finds_per_label_thresholds():
     """Label k holds exactly when f_k ≥ t_k with t = (−0.5, 0.2, 1.5): no single threshold does it, and rows without
