@@ -6,6 +6,7 @@ Run by hand (not a test):
     python benchmarks/bench_rules.py                 # emotions (about a minute)
     python benchmarks/bench_rules.py --data scene    # scene (negatives='rest' takes minutes: 7 266 pairs)
     python benchmarks/bench_rules.py --data glass iris wine   # multiclass: 5-fold CV accuracy, seconds
+    python benchmarks/bench_rules.py --rule-cv 3 5 10         # emotions, the learned rule with 3, 5, 10 folds
 
 Fixed hyperparameters (no search): StandardScaler, SwHb, α = 0, β = 1, linear kernel, MM. Example-based Jaccard on
 the test split (a row with neither true nor predicted labels counts 1), and for reference binary relevance with
@@ -31,17 +32,21 @@ from ovn_cvx.datasets import load_emotions, load_glass, load_iris, load_scene, l
 
 LOADERS = {"emotions": load_emotions, "scene": load_scene}
 MULTICLASS = {"glass": load_glass, "iris": load_iris, "wine": load_wine}
-SETTINGS = {
-    "paper (f >= 1, argmax fallback)": {},
-    "decision_rule='cv' (jaccard, 5 folds)": {"decision_rule": "cv"},
-    "negatives='rest'": {"negatives": "rest"},
-    "negatives='rest' + decision_rule='cv'": {"negatives": "rest", "decision_rule": "cv"},
-}
+
+
+def settings(rule_cv):
+    """The multilabel settings: the paper's rule, the learned rule with each number of internal folds, negatives."""
+    rows = {"paper (f >= 1, argmax fallback)": {}, "negatives='rest'": {"negatives": "rest"}}
+    for n in rule_cv:
+        rows[f"decision_rule='cv' (jaccard, {n} folds)"] = {"decision_rule": "cv", "rule_cv": n}
+        rows[f"negatives='rest' + cv rule ({n} folds)"] = {"negatives": "rest", "decision_rule": "cv", "rule_cv": n}
+    return rows
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=["emotions"], choices=sorted(LOADERS) + sorted(MULTICLASS))
+    parser.add_argument("--rule-cv", nargs="+", type=int, default=[5], help="internal folds of the learned rule")
     args = parser.parse_args()
     for name in (n for n in args.data if n in MULTICLASS):
         X, y = MULTICLASS[name](return_X_y=True)
@@ -59,7 +64,7 @@ def main():
         X, Y = LOADERS[name]("train", return_X_y=True)
         X_test, Y_test = LOADERS[name]("test", return_X_y=True)
         print(f"{name}: {X.shape[0]} train / {X_test.shape[0]} test rows, K = {Y.shape[1]}")
-        for label, params in SETTINGS.items():
+        for label, params in settings(args.rule_cv).items():
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # degenerate labels are reported below
