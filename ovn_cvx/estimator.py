@@ -150,10 +150,10 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         which).
     rule_ : DecisionRule
         ``decision_rule="cv"`` with an indicator matrix only: the learned rule (``rule_.predict(F)``).
-    calibrators_ : list
-        ``probability=True`` only: the fitted calibrator of each fitted label (binary: one, of class 1).
     rule_scores_ : dict
         ``decision_rule="cv"`` with an indicator matrix only: the best out-of-fold score of each family of rules.
+    calibrators_ : list
+        ``probability=True`` only: the fitted calibrator of each fitted label (binary: one, of class 1).
 
     Notes
     -----
