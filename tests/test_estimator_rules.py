@@ -264,3 +264,15 @@ def test_probability_and_cv_rule_share_the_fold_fits(multilabel_data, count_fits
     X, Y, _ = multilabel_data
     OvNClassifier(decision_rule="cv", probability=True, rule_cv=3).fit(X, np.clip(Y, 0, None))
     assert len(count_fits) == 1 + 3
+
+
+def test_cv_rule_with_a_precomputed_kernel_equals_the_named_kernel(multilabel_data):
+    """The internal folds slice a precomputed kernel matrix by rows and columns (``_safe_split``)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+    X, Y, _ = multilabel_data
+    Y = np.clip(Y, 0, None)
+    params = dict(solver=REFERENCE, decision_rule="cv", rule_cv=3, probability=True)
+    named = OvNClassifier(kernel="rbf", gamma=0.3, **params).fit(X, Y)
+    pre = OvNClassifier(kernel="precomputed", **params).fit(rbf_kernel(X, gamma=0.3), Y)
+    assert pre.rule_scores_ == pytest.approx(named.rule_scores_, abs=1e-12)
+    np.testing.assert_allclose(pre.predict_proba(rbf_kernel(X, gamma=0.3)), named.predict_proba(X), atol=1e-6)
