@@ -12,32 +12,39 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.calibration import _SigmoidCalibration
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.isotonic import IsotonicRegression
+from sklearn.model_selection import KFold
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, column_or_1d, validate_data
 
 from ._validation import naming
 from .kernels import NAMED_KERNELS
-from .labels import label_indicator, predict_labels
+from .labels import TIE_TOL, DecisionRule, label_indicator, predict_labels
 from .objective import residuals, training_decision
 from .problem import VARIANTS, Problem
+from .rules import SCORERS, learn_rule
 from .solve import solve
 
 #: decision value of a label that never occurs positively in the training data: the most negative finite
 #: float, so it is below every threshold and never the argmax, yet scikit-learn's metrics accept it.
 NEVER = -np.finfo(np.float64).max
 
-#: the training decision values must vary by more than this (on the margin scale 1) for the solution
-#: not to count as trivial (docs/theory.md §3.4: W = 0, every pattern gets the same decision values).
+#: a label's training decision values must vary by more than this (on the margin scale 1) for it not to count as
+#: degenerate (w_k ≈ 0, f_k ≈ b_k everywhere; docs/theory.md §3.4 and §5); all labels degenerate: the trivial solution
 TRIVIAL_SPREAD = 1e-5
 
 #: a pair is a support vector when its residual is >= −SUPPORT_TOL (the accuracy of the solvers, docs/theory.md §10)
 SUPPORT_TOL = 1e-6
 
 FALLBACKS = ("argmax", "none")
+NEGATIVES = ("none", "rest")
+DECISION_RULES = ("paper", "cv")
 
 
 class _RealInterval(Interval):
@@ -77,9 +84,30 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         ``"mm"`` (majorization–minimization, ``ovn_cvx.solvers.mm``) or the name of an installed CVXPY
         solver (``"CLARABEL"``, ``"ECOS"``, ``"OSQP"``, ``"SCS"``, ...) for the reference formulation.
     threshold : float, default=1.0
-        Multilabel rule: label k is predicted when f_k(x) >= threshold (docs/theory.md §5).
+        Multilabel rule: label k is predicted when f_k(x) >= threshold (docs/theory.md §5), up to round-off:
+        values within ``TIE_TOL`` · max(1, |threshold|) (1e-6) below it count as on it.
     fallback : {"argmax", "none"}, default="argmax"
         Multilabel rule for a pattern with no f_k(x) >= threshold: predict its argmax label, or no label.
+    negatives : {"none", "rest"}, default="none"
+        ``"none"``: the paper's OvN, a class sees only its own patterns. ``"rest"``: every pattern outside a class
+        (multilabel: every row without the label, unlabeled rows included) is a known negative of it
+        (Y_ik = −1, docs/theory.md §1), a coupled one-vs-rest that keeps the α coupling.
+    decision_rule : {"paper", "cv"}, default="paper"
+        Multilabel only (1-D ``y`` is always predicted by the argmax). ``"paper"``: ``threshold`` and
+        ``fallback``. ``"cv"``: a rule learned in ``fit`` from out-of-fold decision values (docs/theory.md §5.1):
+        the paper's rule, one global threshold, per-label thresholds (each with and without the argmax
+        fallback) or the top m labels, whichever scores best by ``rule_scoring``.
+    rule_scoring : {"jaccard", "f1_micro", "f1_macro", "hamming"}, default="jaccard"
+        The metric ``decision_rule="cv"`` maximizes (example-based Jaccard, F1, 1 − Hamming loss).
+    rule_cv : int or cross-validation splitter, default=5
+        The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
+        random_state=0)``; both use the same out-of-fold decision values.
+        The fold fits are warm-started (MM) from the full fit and from each other; each fold is fitted once,
+        whatever the number of candidate rules.
+    probability : bool, default=False
+        Enable ``predict_proba``: ``fit`` calibrates the out-of-fold decision values of ``rule_cv`` per label.
+    calibration : {"sigmoid", "isotonic"}, default="sigmoid"
+        Platt's sigmoid or isotonic regression (scikit-learn's, as in ``CalibratedClassifierCV``).
     tol, max_iter :
         MM only: the accuracy a fit must prove, as a bound on (F − F*)/max(1, |F|) from an exactly feasible
         dual point (docs/theory.md §6; a fit that cannot prove it warns), and the iteration limit. The CVXPY
@@ -87,9 +115,11 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     warm_start : bool, default=False
         MM only: start from the previous solution when refitting on data with the same shape.
     class_weight : None, "balanced" or dict, default=None
-        Multiplies the cost of every pair of class (label) k by ``class_weight[k]``. Keys are the class
-        labels for 1-D ``y`` and the column indices for an indicator matrix. ``"balanced"`` uses
-        n_samples / (K · n_k) with n_k the number of positives of class k (scikit-learn's rule).
+        1-D ``y``: multiplies the weight of every sample of class k (all its pairs, with ``negatives="rest"`` its
+        known-negative pairs too) by ``class_weight[k]``, as scikit-learn's classifiers. Indicator matrix:
+        multiplies the cost of every pair of label k. Keys are the class labels for 1-D ``y`` and the column
+        indices for an indicator matrix. ``"balanced"`` uses n_samples / (K · n_k) with n_k the number of
+        positives of class k (scikit-learn's rule).
 
     Attributes
     ----------
@@ -114,6 +144,16 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         ``X @ coef_.T + intercept_`` as for scikit-learn's linear models.
     n_iter_ : int or None
         Iterations reported by the solver.
+    degenerate_labels_ : ndarray of int
+        Fitted columns whose training decision values are constant up to ``TRIVIAL_SPREAD`` (1e-5): w_k ≈ 0,
+        f_k ≈ b_k everywhere, so such a label is predicted for every pattern or for none (a ``UserWarning`` says
+        which).
+    rule_ : DecisionRule
+        ``decision_rule="cv"`` with an indicator matrix only: the learned rule (``rule_.predict(F)``).
+    rule_scores_ : dict
+        ``decision_rule="cv"`` with an indicator matrix only: the best out-of-fold score of each family of rules.
+    calibrators_ : list
+        ``probability=True`` only: the fitted calibrator of each fitted label (binary: one, of class 1).
 
     Notes
     -----
@@ -134,13 +174,15 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     hinge terms vanish). With ``kernel="precomputed"``, their columns of the kernel matrix are dropped too.
 
     **Warnings.** ``ConvergenceWarning`` when MM stops at ``max_iter`` or a CVXPY solver reports an inaccurate
-    solution; ``UserWarning`` when the training decision values are constant (‖W‖ ≈ 0, the trivial
-    solution of docs/theory.md §3.4). A solver that returns no solution raises ``RuntimeError``.
+    solution; ``UserWarning`` when the training decision values of a label are constant (``degenerate_labels_``;
+    all of them: ‖W‖ ≈ 0, the trivial solution of docs/theory.md §3.4). A solver that returns no solution raises
+    ``RuntimeError``.
     """
 
     def __init__(self, variant="SwHb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
-                 beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", tol=1e-6,
-                 max_iter=10_000, warm_start=False, class_weight=None):
+                 beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", negatives="none",
+                 decision_rule="paper", rule_scoring="jaccard", rule_cv=5, probability=False, calibration="sigmoid",
+                 tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None):
         self.variant = variant
         self.kernel = kernel
         self.gamma = gamma
@@ -152,6 +194,12 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.threshold = threshold
         self.fallback = fallback
+        self.negatives = negatives
+        self.decision_rule = decision_rule
+        self.rule_scoring = rule_scoring
+        self.rule_cv = rule_cv
+        self.probability = probability
+        self.calibration = calibration
         self.tol = tol
         self.max_iter = max_iter
         self.warm_start = warm_start
@@ -179,6 +227,12 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         "solver": [str],
         "threshold": [_RealInterval(None, None, closed="neither")],
         "fallback": [StrOptions(set(FALLBACKS))],
+        "negatives": [StrOptions(set(NEGATIVES))],
+        "decision_rule": [StrOptions(set(DECISION_RULES))],
+        "rule_scoring": [StrOptions(set(SCORERS))],
+        "rule_cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split", "get_n_splits"])],
+        "probability": ["boolean"],
+        "calibration": [StrOptions({"sigmoid", "isotonic"})],
         "tol": [_RealInterval(0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
@@ -239,6 +293,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64)
         if sp.issparse(X):  # the formulations work on dense arrays
             X = X.toarray()
+        X_in = X
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
         with naming("y"):
@@ -249,6 +304,10 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         label_weight = self._label_weights(Y)  # from all samples, as scikit-learn's "balanced"
         with naming("sample_weight"):
             s = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        sample_weight = s
+        if not self.multilabel_:  # a class's weight is the weight of its samples (all their pairs), as scikit-learn's
+            s = s * label_weight[np.argmax(Y, axis=1)]
+            label_weight = np.ones_like(label_weight)
         keep = s > 0
         if not keep.all():
             X, Y, s = X[keep], Y[keep], s[keep]
@@ -261,6 +320,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                              f"sample_weight, got {self.fitted_labels_.size} class(es)")
         label_weight = label_weight[self.fitted_labels_]
         Y = Y[:, self.fitted_labels_]
+        if self.negatives == "rest":
+            Y = np.where(Y == 0, -1.0, Y)
         alpha = 0.0 if self.variant.startswith("Hw") else self.alpha  # ignored by hard w: no warning per fit
         problem = Problem(X, Y, self.variant, self.kernel, alpha=alpha, beta=self.beta,
                           bias_penalty=self.bias_penalty, gamma=self.gamma, degree=self.degree,
@@ -268,6 +329,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         result = self._solve(problem)
         self._check_result(result)
         self.result_ = result
+        self.degenerate_labels_ = self._degenerate_labels(result)
         self.n_iter_ = result.iterations
         self._set_support(result)
         if problem.is_kernel:
@@ -275,7 +337,47 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                 self.__dict__.pop(stale, None)
         else:
             self._set_linear_coef(result)
+        for stale in ("rule_", "rule_scores_", "calibrators_"):  # from an earlier fit with other parameters
+            self.__dict__.pop(stale, None)
+        learn = self.decision_rule == "cv" and self.multilabel_
+        if learn or self.probability:
+            F = self._out_of_fold(X_in, y, sample_weight)
+            Y_in = self._membership(y)[0]
+            if learn:
+                self.rule_, self.rule_scores_ = learn_rule(F, Y_in, self.rule_scoring, paper=self._paper_rule(),
+                                                           labels=self.fitted_labels_, sample_weight=sample_weight)
+            if self.probability:
+                self._calibrate(F, Y_in, sample_weight)
         return self
+
+    def _out_of_fold(self, X, y, sample_weight):
+        """Out-of-fold decision values (n, K) of every training pattern (docs/theory.md §5.1): one fit per fold of
+        ``rule_cv``, warm-started from the full fit and from each other."""
+        # shuffled: the bundled multilabel files are sorted by label set, so contiguous folds would lack labels
+        folds = KFold(self.rule_cv, shuffle=True, random_state=0) if isinstance(self.rule_cv, Integral) \
+            else self.rule_cv
+        fold_model = clone(self).set_params(decision_rule="paper", probability=False, warm_start=True)
+        fold_model.result_ = self.result_  # the first fold fit starts from the full fit (MM; else cold)
+        F = np.empty((X.shape[0], self.classes_.size))
+        for train, test in folds.split(X, y):
+            X_train, y_train = _safe_split(self, X, y, train)
+            X_test, _ = _safe_split(self, X, y, test, train)
+            F[test] = fold_model.fit(X_train, y_train, sample_weight=sample_weight[train])._decision(X_test)
+        return F
+
+    def _calibrate(self, F, Y, sample_weight):
+        """``calibrators_``: Platt's sigmoid or isotonic regression (scikit-learn's) of membership on the out-of-fold
+        decision values, one per fitted label (binary: one, on (f_2 − f_1)/2)."""
+        def calibrator(values, member):
+            known = values > NEVER  # a fold that left the label out has no value for it
+            model = _SigmoidCalibration() if self.calibration == "sigmoid" else \
+                IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+            return model.fit(values[known], member[known], sample_weight=sample_weight[known])
+
+        if self._binary:
+            self.calibrators_ = [calibrator(0.5 * (F[:, 1] - F[:, 0]), Y[:, 1] == 1)]
+        else:
+            self.calibrators_ = [calibrator(F[:, k], Y[:, k] == 1) for k in self.fitted_labels_]
 
     @property
     def _precomputed(self):
@@ -304,12 +406,28 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                 hint = "try another solver"
             warnings.warn(f"{where} did not reach the requested accuracy (status {result.status!r}, "
                           f"{result.iterations} iterations): {hint}", ConvergenceWarning, stacklevel=3)
+
+    def _degenerate_labels(self, result):
+        """The fitted columns with constant training decision values (w_k ≈ 0), with a warning that says what they
+        do to predictions."""
         F = training_decision(result.problem, result.coef, result.b)
-        spread = float(np.ptp(F, axis=0).max())
-        if spread <= TRIVIAL_SPREAD:
+        spread = np.ptp(F, axis=0)
+        constant = spread <= TRIVIAL_SPREAD
+        if constant.all():
             warnings.warn(f"the solution is trivial: the decision values are the same for every training "
-                          f"pattern (spread {spread:.2g}, ‖W‖ ≈ 0; docs/theory.md §3.4); every pattern gets the same "
-                          "prediction. Increase beta, or use hard biases.", UserWarning, stacklevel=3)
+                          f"pattern (spread {spread.max():.2g}, ‖W‖ ≈ 0; docs/theory.md §3.4); every pattern gets the "
+                          "same prediction. Increase beta, or use hard biases.", UserWarning, stacklevel=4)
+        elif constant.any():
+            labels = self.fitted_labels_[constant]
+            values = ", ".join(f"b = {b:.7g} for {k!r}" for k, b in zip(self.classes_[labels].tolist(),
+                                                                         result.b[constant]))
+            warnings.warn(f"label(s) {self.classes_[labels].tolist()} are degenerate: their decision values are the "
+                          f"same for every training pattern (w_k ≈ 0, spread ≤ {TRIVIAL_SPREAD:g}; f_k ≈ b_k: "
+                          f"{values}). The threshold rule gives each of them to every pattern or to none, by b_k "
+                          f"against the threshold (a value within {TIE_TOL:g}·max(1, |threshold|) below it counts as "
+                          "on it, so round-off does not decide); the argmax ranks them the same everywhere. "
+                          "See degenerate_labels_ (docs/theory.md §5).", UserWarning, stacklevel=4)
+        return self.fitted_labels_[constant]
 
     def _set_support(self, result):
         problem = result.problem
@@ -340,6 +458,13 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     # --- prediction ---------------------------------------------------------------------------
     def decision_function(self, X):
         """f_k(x), shape (n, K); binary 1-D y: (f_2 − f_1)/2, shape (n,), positive for ``classes_[1]``."""
+        F = self._decision(X)
+        if self._binary:
+            return 0.5 * (F[:, 1] - F[:, 0])
+        return F
+
+    def _decision(self, X):
+        """f_k(x) of all K columns, shape (n, K), binary included."""
         check_is_fitted(self)
         with naming("X"):
             X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64, reset=False)
@@ -347,18 +472,35 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             X = X.toarray()
         if self._precomputed:
             X = X[:, self._train_index]
-        F = self._embed(self.result_.decision_function(X), NEVER)
-        if self._binary:
-            return 0.5 * (F[:, 1] - F[:, 0])
-        return F
+        return self._embed(self.result_.decision_function(X), NEVER)
+
+    def _paper_rule(self):
+        return DecisionRule(self.threshold, fallback=self.fallback == "argmax")
 
     def predict(self, X):
-        """Class labels (argmax, docs/theory.md §5), or for an indicator-matrix fit a 0/1 matrix (n, K):
-        {k : f_k(x) >= threshold}, or the argmax label when that set is empty and ``fallback="argmax"``."""
-        F = self.decision_function(X)
-        if self._binary:
-            return self.classes_[(F > 0).astype(int)]
+        """Class labels (argmax, docs/theory.md §5), or for an indicator-matrix fit a 0/1 matrix (n, K): ``rule_``
+        (``decision_rule="cv"``), else {k : f_k(x) >= threshold}, or the argmax label when that set is empty and
+        ``fallback="argmax"``; every comparison up to ``TIE_TOL``."""
+        F = self._decision(X)
         if not self.multilabel_:
-            return self.classes_[np.argmax(F, axis=1)]
-        return predict_labels(F, multilabel=True, threshold=self.threshold,
-                              fallback=self.fallback == "argmax").astype(int)
+            return self.classes_[np.argmax(predict_labels(F, multilabel=False), axis=1)]
+        rule = getattr(self, "rule_", None) or self._paper_rule()
+        return rule.predict(F).astype(int)
+
+    @available_if(lambda self: self.probability)
+    def predict_proba(self, X):
+        """Calibrated probabilities (``probability=True``), shape (n, K): multiclass and binary rows sum to 1 (the
+        per-class calibrated values normalized, as ``CalibratedClassifierCV``); multilabel: P(label k) per label,
+        0 for a label left out of the fit."""
+        check_is_fitted(self, "calibrators_")
+        F = self._decision(X)
+        if self._binary:
+            p = self.calibrators_[0].predict(0.5 * (F[:, 1] - F[:, 0]))
+            return np.column_stack([1.0 - p, p])
+        P = np.zeros(F.shape)
+        for k, model in zip(self.fitted_labels_, self.calibrators_):
+            P[:, k] = model.predict(F[:, k])
+        if self.multilabel_:
+            return P
+        total = P.sum(axis=1, keepdims=True)
+        return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])

@@ -1,10 +1,17 @@
-"""The two label rules, defined once: 1-D class labels → membership matrix, decision values → labels (docs/theory.md
+"""The label rules, defined once: 1-D class labels → membership matrix, decision values → labels (docs/theory.md
 §5)."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from ._validation import encode_labels
+
+#: decision values within TIE_TOL · max(1, |t|) below a threshold t (or a row's largest value) count as on it.
+#: The solvers agree on decision values to about 1e-7 relative (docs/theory.md §10); a label with w_k ≈ 0 sits
+#: exactly on the threshold at the optimum (docs/theory.md §5), so without a tolerance the solver's last digits decide.
+TIE_TOL = 1e-6
 
 
 def label_indicator(y, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
@@ -16,15 +23,46 @@ def label_indicator(y, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     return classes, Y
 
 
-def predict_labels(F, *, multilabel: bool, threshold: float = 1.0, fallback: bool = True) -> np.ndarray:
-    """docs/theory.md §5 on decision values F (n×K), as a boolean n×K label matrix: multiclass → the argmax (ties: the
-    first class); multilabel → {k : f_k ≥ threshold}, or the argmax when that set is empty and ``fallback``."""
-    F = np.asarray(F)
-    top = np.zeros(F.shape, dtype=bool)
-    top[np.arange(F.shape[0]), F.argmax(axis=1)] = True
+def at_least(F, threshold) -> np.ndarray:
+    """F ≥ threshold up to round-off: F ≥ t − TIE_TOL · max(1, |t|) (``threshold`` broadcasts against F)."""
+    t = np.asarray(threshold, dtype=np.float64)
+    with np.errstate(over="ignore"):  # t near −max (a label left out of the fit): −inf, every value is above it
+        return np.asarray(F) >= t - TIE_TOL * np.maximum(1.0, np.abs(t))
+
+
+def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True, top: int | None = None) -> np.ndarray:
+    """docs/theory.md §5 on decision values F (n×K), as a boolean n×K label matrix, every comparison up to ``TIE_TOL``:
+    multiclass → the argmax (ties: the first class); multilabel → {k : f_k ≥ threshold} (a number, or one per label),
+    or with ``top = m`` the labels at least the row's m-th largest value; when that set is empty and ``fallback``,
+    the argmax."""
+    F = np.asarray(F, dtype=np.float64)
+    top_label = np.zeros(F.shape, dtype=bool)
+    top_label[np.arange(F.shape[0]), at_least(F, F.max(axis=1, keepdims=True)).argmax(axis=1)] = True
     if not multilabel:
-        return top
-    labels = F >= threshold
+        return top_label
+    if top is not None:
+        threshold = np.sort(F, axis=1)[:, -top, None]
+    labels = at_least(F, threshold)
     if not fallback:
         return labels
-    return np.where(labels.any(axis=1, keepdims=True), labels, top)
+    return np.where(labels.any(axis=1, keepdims=True), labels, top_label)
+
+
+@dataclass(frozen=True)
+class DecisionRule:
+    """A multilabel rule of :func:`predict_labels`: ``threshold`` (one number, or one per label), or the ``top``
+    m labels of each row, and the argmax ``fallback`` for a row with no label."""
+
+    threshold: float | np.ndarray = 1.0
+    top: int | None = None
+    fallback: bool = True
+
+    @property
+    def kind(self) -> str:
+        """"top-m", "per-label thresholds" or "global threshold"."""
+        if self.top is not None:
+            return "top-m"
+        return "per-label thresholds" if np.ndim(self.threshold) else "global threshold"
+
+    def predict(self, F) -> np.ndarray:
+        return predict_labels(F, multilabel=True, threshold=self.threshold, fallback=self.fallback, top=self.top)

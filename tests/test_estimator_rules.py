@@ -1,0 +1,278 @@
+"""Beyond the paper (issue 14): the round-off-proof rule and degenerate labels, negative labels
+(``negatives="rest"``), and decision rules learned from out-of-fold decision values (``decision_rule="cv"``)."""
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score, hamming_loss, jaccard_score, log_loss
+from sklearn.model_selection import KFold
+
+import ovn_cvx
+from ovn_cvx import OvNClassifier, Problem
+from ovn_cvx.labels import TIE_TOL, DecisionRule, at_least, predict_labels
+from ovn_cvx.rules import learn_rule
+from ovn_cvx.testing import assert_matches_reference
+
+REFERENCE = "CLARABEL"
+
+
+# --- round-off-proof prediction ---------------------------------------------------------------------------
+def test_tolerance_on_hand_made_values():
+    assert at_least([1 - 0.5e-6, 1 - 2e-6], 1.0).tolist() == [True, False]
+    assert at_least([100 - 50e-6, 100 - 200e-6], 100.0).tolist() == [True, False]  # relative beyond 1
+    assert at_least([-3e-7], 0.0).tolist() == [True]  # absolute below 1
+    # near-ties of the argmax go to the first label, also for the fallback and top-m
+    F = np.array([[0.5, 0.5 + 1e-9, 0.1], [0.2, 0.3, 0.3 - 1e-9]])
+    np.testing.assert_array_equal(predict_labels(F, multilabel=False), [[1, 0, 0], [0, 1, 0]])
+    np.testing.assert_array_equal(predict_labels(F, multilabel=True), [[1, 0, 0], [0, 1, 0]])
+    np.testing.assert_array_equal(predict_labels(F, multilabel=True, top=1), [[1, 1, 0], [0, 1, 1]])
+    assert TIE_TOL == 1e-6
+
+
+@pytest.fixture(scope="module")
+def degenerate_data():
+    """Label 0 holds for every training pattern: with hard biases its optimum is w_0 = 0, b_0 = 1 exactly (every
+    positive pair at zero cost, Σ_k b_k = 0 forbids a larger b_0), so f_0 ≡ 1 = the threshold everywhere."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    Y = np.column_stack([np.ones(60), X[:, 0] > 0.3, X[:, 1] > 0.5]).astype(float)
+    return X, Y, rng.normal(size=(200, 3))
+
+
+def test_degenerate_label_predictions_agree_across_solvers(degenerate_data):
+    X, Y, X_test = degenerate_data
+    raw, predictions = [], []
+    for solver in ("mm", "CLARABEL", "ECOS"):
+        with pytest.warns(UserWarning, match=r"label\(s\) \[0\] are degenerate.*every pattern or to none"):
+            est = OvNClassifier("HwHb", solver=solver).fit(X, Y)
+        np.testing.assert_array_equal(est.degenerate_labels_, [0])
+        F = est.decision_function(X_test)
+        np.testing.assert_allclose(F[:, 0], 1.0, atol=1e-6)  # on the threshold up to the solver's last digits
+        raw.append((F[:, 0] >= 1).mean())
+        predictions.append(est.predict(X_test))
+    assert len(set(raw)) > 1, f"the exact rule should disagree across solvers here, got {raw}"
+    for P in predictions[1:]:
+        np.testing.assert_array_equal(P, predictions[0])
+    assert predictions[0][:, 0].all()  # b_0 = 1 is on the threshold: label 0 for every pattern
+
+
+def test_degenerate_label_reported_only_when_constant(multiclass_data):
+    """On this data SwHb puts class 1 at w_1 = 0, b_1 = 1 (all its pairs at zero cost); HwHb does not."""
+    X, Y = multiclass_data
+    y = np.argmax(Y, axis=1)
+    with pytest.warns(UserWarning, match=r"label\(s\) \[1\] are degenerate.*b = 1 for 1\b"):
+        est = OvNClassifier(solver=REFERENCE).fit(X, y)
+    np.testing.assert_array_equal(est.degenerate_labels_, [1])
+    np.testing.assert_allclose(est.decision_function(X)[:, 1], 1.0, atol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est = OvNClassifier("HwHb", solver=REFERENCE).fit(X, y)
+    assert est.degenerate_labels_.size == 0
+
+
+# --- negative labels ----------------------------------------------------------------------------------------
+def test_negatives_rest_multilabel_is_the_reference_problem(multilabel_data):
+    """Every 0 of a fitted column becomes −1 (unlabeled rows too), a user's −1 stays; the never-positive column is
+    left out as before."""
+    X, Y, w = multilabel_data
+    Y = np.insert(Y, 2, 0.0, axis=1)  # a never-positive column
+    est = OvNClassifier("SwHb", alpha=0.3, negatives="rest").fit(X, Y, sample_weight=w)
+    expected = np.delete(Y, 2, axis=1)
+    expected[expected == 0] = -1.0
+    np.testing.assert_array_equal(est.result_.problem.Y, expected)
+    ref = ovn_cvx.solve(Problem(X, expected, "SwHb", alpha=0.3, sample_weight=w), method="cvxpy", solver=REFERENCE)
+    assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
+    np.testing.assert_allclose(np.delete(est.decision_function(X), 2, axis=1), ref.decision_function(X), atol=1e-4)
+    assert not est.predict(X)[:, 2].any()
+
+
+def test_negatives_rest_multiclass_is_the_reference_problem(multiclass_data):
+    X, Y = multiclass_data
+    y = np.array(["a", "b", "c"])[np.argmax(Y, axis=1)]
+    est = OvNClassifier("SwSb", alpha=-0.2, negatives="rest", kernel="rbf", gamma=0.5).fit(X, y)
+    ref = ovn_cvx.solve(Problem(X, 2 * Y - 1, "SwSb", "rbf", alpha=-0.2, gamma=0.5), method="cvxpy",
+                        solver=REFERENCE)
+    assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
+    np.testing.assert_array_equal(est.predict(X), np.array(["a", "b", "c"])[np.argmax(ref.decision_function(X), 1)])
+
+
+def test_negatives_rest_class_weight_weighs_the_samples(multiclass_data):
+    """1-D y: a class weight multiplies its samples' weight, negative pairs included (scikit-learn's meaning)."""
+    X, Y = multiclass_data
+    y = np.argmax(Y, axis=1)
+    est = OvNClassifier(negatives="rest", class_weight={0: 3.0, 2: 0.5}).fit(X, y)
+    ref = ovn_cvx.solve(Problem(X, 2 * Y - 1, sample_weight=np.array([3.0, 1.0, 0.5])[y]), method="cvxpy",
+                        solver=REFERENCE)
+    assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
+
+
+# --- learned decision rules: the learner on constructed decision values --------------------------------------
+def test_learner_finds_per_label_thresholds():
+    """Label k holds exactly when f_k ≥ t_k with t = (−0.5, 0.2, 1.5): no single threshold does it, and rows without
+    labels need the rule without fallback; the best rule is known and scores 1."""
+    rng = np.random.default_rng(0)
+    F = rng.uniform(-2, 3, size=(30, 3))
+    t = np.array([-0.5, 0.2, 1.5])
+    Y = (F >= t).astype(int)
+    Y[np.argsort(F[:, 0])[:3]] = 0  # rows with no label (all below their thresholds)
+    F[np.argsort(F[:, 0])[:3]] = t - 0.1
+    rule, scores = learn_rule(F, Y, "jaccard")
+    assert rule.kind == "per-label thresholds" and not rule.fallback
+    np.testing.assert_array_equal(rule.predict(F), Y)
+    assert scores["per-label thresholds"] == 1.0
+    assert max(scores["global threshold"], scores["top-m"], scores["paper"]) < 1.0
+    assert scores["paper"] == jaccard_score(Y, predict_labels(F, multilabel=True), average="samples")
+
+
+def test_learner_finds_top_m_and_prefers_the_paper_on_ties():
+    rng = np.random.default_rng(1)
+    F = rng.normal(size=(40, 5)) + rng.normal(scale=5, size=(40, 1))  # row shifts: no threshold separates
+    Y = np.zeros(F.shape, dtype=int)
+    np.put_along_axis(Y, np.argsort(-F, axis=1)[:, :2], 1, axis=1)  # the two largest of every row
+    for scoring in ("jaccard", "f1_micro", "f1_macro", "hamming"):
+        rule, scores = learn_rule(F, Y, scoring)
+        assert rule == DecisionRule(top=2) and scores["top-m"] == 1.0
+    # values where the paper's rule is already perfect: it wins the tie against every other perfect rule
+    Y = (F >= 1).astype(int)
+    Y[~Y.any(axis=1), np.argmax(F[~Y.any(axis=1)], axis=1)] = 1
+    rule, scores = learn_rule(F, Y, "hamming")
+    assert rule == DecisionRule() and scores["paper"] == 1.0
+
+
+def test_learner_scores_are_sklearn_metrics():
+    rng = np.random.default_rng(2)
+    F = rng.normal(size=(50, 4))
+    Y = (F + rng.normal(size=F.shape) > 0.5).astype(int)
+    metrics = {"jaccard": lambda P: jaccard_score(Y, P, average="samples", zero_division=1.0),
+               "f1_micro": lambda P: f1_score(Y, P, average="micro"),
+               "f1_macro": lambda P: f1_score(Y, P, average="macro", zero_division=1.0),
+               "hamming": lambda P: 1 - hamming_loss(Y, P)}
+    for scoring, metric in metrics.items():
+        rule, scores = learn_rule(F, Y, scoring)
+        assert max(scores.values()) == pytest.approx(metric(rule.predict(F).astype(int)), abs=1e-12)
+        assert scores["paper"] == pytest.approx(metric(predict_labels(F, multilabel=True).astype(int)), abs=1e-12)
+    with pytest.raises(ValueError, match="rule_scoring"):
+        learn_rule(F, Y, "accuracy")
+
+
+# --- learned decision rules in the estimator ---------------------------------------------------------------
+@pytest.fixture
+def count_fits(monkeypatch):
+    calls = []
+
+    def counting(problem, method="cvxpy", **options):
+        calls.append(options.get("warm_start"))
+        return ovn_cvx.solve(problem, method=method, **options)
+
+    monkeypatch.setattr("ovn_cvx.estimator.solve", counting)
+    return calls
+
+
+def test_cv_rule_fits_once_per_fold_warm_started(multilabel_data, count_fits):
+    X, Y, _ = multilabel_data
+    Y = np.clip(Y, 0, None)
+    est = OvNClassifier(decision_rule="cv", rule_cv=KFold(4, shuffle=True, random_state=0)).fit(X, Y)
+    assert len(count_fits) == 1 + 4  # the full fit and one per fold, whatever the number of candidate rules
+    assert count_fits[0] is None and all(start is not None for start in count_fits[1:])
+    assert isinstance(est.rule_, DecisionRule) and set(est.rule_scores_) >= {"paper", "per-label thresholds"}
+    np.testing.assert_array_equal(est.predict(X), est.rule_.predict(est.decision_function(X)))
+    count_fits.clear()
+    y = np.argmax(Y, axis=1)  # 1-D y: the argmax, nothing to learn, no fold fits
+    est = OvNClassifier(decision_rule="cv").fit(X, y)
+    assert len(count_fits) == 1 and not hasattr(est, "rule_")
+
+
+def test_cv_rule_scores_out_of_fold_values(multilabel_data):
+    """The oracle: the same folds fitted from scratch by hand, the paper's rule scored by sklearn's Jaccard."""
+    X, Y, _ = multilabel_data
+    Y = np.clip(Y, 0, None)
+    folds = KFold(3, shuffle=True, random_state=1)
+    est = OvNClassifier(solver=REFERENCE, decision_rule="cv", rule_cv=folds).fit(X, Y)
+    F = np.empty(Y.shape)
+    for train, test in folds.split(X):
+        F[test] = OvNClassifier(solver=REFERENCE).fit(X[train], Y[train]).decision_function(X[test])
+    paper = predict_labels(F, multilabel=True).astype(int)
+    assert est.rule_scores_["paper"] == pytest.approx(jaccard_score(Y, paper, average="samples", zero_division=1.0))
+    rule, _ = learn_rule(F, Y, "jaccard", labels=est.fitted_labels_)
+    np.testing.assert_array_equal(est.rule_.predict(F), rule.predict(F))
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"negatives": "all"}, "negatives"), ({"decision_rule": "best"}, "decision_rule"),
+    ({"rule_scoring": "accuracy"}, "rule_scoring"), ({"rule_cv": 1}, "rule_cv"), ({"rule_cv": "3"}, "rule_cv"),
+])
+def test_bad_rule_parameters_name_the_argument(multilabel_data, params, match):
+    X, Y, _ = multilabel_data
+    with pytest.raises(ValueError, match=match):
+        OvNClassifier(**params).fit(X, np.clip(Y, 0, None))
+
+
+def test_scorers_equal_sklearn_with_weights_and_empty_rows():
+    from ovn_cvx.rules import SCORERS
+    rng = np.random.default_rng(3)
+    T, P = rng.random((60, 5)) > 0.6, rng.random((60, 5)) > 0.5
+    T[:5], P[:3] = False, False  # rows with no true labels, some also with none predicted
+    T[:, 4], P[:, 4] = False, False  # a label never true nor predicted
+    w = rng.uniform(0.2, 3.0, size=60)
+    oracles = {"jaccard": lambda **kw: jaccard_score(T, P, average="samples", zero_division=1.0, **kw),
+               "f1_micro": lambda **kw: f1_score(T, P, average="micro", zero_division=1.0, **kw),
+               "f1_macro": lambda **kw: f1_score(T, P, average="macro", zero_division=1.0, **kw),
+               "hamming": lambda **kw: 1 - hamming_loss(T, P, **kw)}
+    for name, oracle in oracles.items():
+        assert SCORERS[name](T, P, None) == pytest.approx(oracle(), abs=1e-12), name
+        assert SCORERS[name](T, P, w) == pytest.approx(oracle(sample_weight=w), abs=1e-12), name
+
+
+# --- probabilities ------------------------------------------------------------------------------------------
+def test_predict_proba_matches_the_bayes_posterior():
+    """Two unit Gaussians at ±1, equal priors: P(class 1 | x) = 1 / (1 + e^{−2x}); the OvN decision value is linear in
+    x, so Platt's sigmoid on out-of-fold values recovers the posterior."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, size=2000)
+    X = (2.0 * y - 1.0 + rng.normal(size=2000))[:, None]
+    est = OvNClassifier("HwHb", probability=True).fit(X, y)
+    grid = np.linspace(-2, 2, 41)[:, None]
+    P = est.predict_proba(grid)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_allclose(P[:, 1], 1 / (1 + np.exp(-2 * grid[:, 0])), atol=0.06)
+    # the sample's own logistic fit (the posterior estimate a linear score allows): closer still
+    logistic = LogisticRegression(C=1e6).fit(X, y).predict_proba(grid)
+    np.testing.assert_allclose(P, logistic, atol=0.02)
+    assert not hasattr(OvNClassifier(), "predict_proba")
+
+
+@pytest.mark.parametrize("calibration", ["sigmoid", "isotonic"])
+def test_predict_proba_ranges_and_sums(multiclass_data, multilabel_data, calibration):
+    X, Y = multiclass_data
+    est = OvNClassifier(probability=True, calibration=calibration).fit(X, np.argmax(Y, axis=1))
+    P = est.predict_proba(X)
+    assert P.shape == (X.shape[0], 3) and ((P >= 0) & (P <= 1)).all()
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert log_loss(np.argmax(Y, axis=1), P) < 0.9 * np.log(3)  # better than the uniform guess
+    X, Y, w = multilabel_data
+    Y = np.insert(np.clip(Y, 0, None), 1, 0.0, axis=1)  # a never-positive label: probability 0
+    est = OvNClassifier(probability=True, calibration=calibration).fit(X, Y, sample_weight=w)
+    P = est.predict_proba(X)
+    assert P.shape == Y.shape and ((P >= 0) & (P <= 1)).all()
+    np.testing.assert_array_equal(P[:, 1], 0.0)
+    # calibrated on the training labels: the mean probability of a label is near its frequency
+    np.testing.assert_allclose(np.average(P, axis=0, weights=w), np.average(Y, axis=0, weights=w), atol=0.1)
+
+
+def test_probability_and_cv_rule_share_the_fold_fits(multilabel_data, count_fits):
+    X, Y, _ = multilabel_data
+    OvNClassifier(decision_rule="cv", probability=True, rule_cv=3).fit(X, np.clip(Y, 0, None))
+    assert len(count_fits) == 1 + 3
+
+
+def test_cv_rule_with_a_precomputed_kernel_equals_the_named_kernel(multilabel_data):
+    """The internal folds slice a precomputed kernel matrix by rows and columns (``_safe_split``)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+    X, Y, _ = multilabel_data
+    Y = np.clip(Y, 0, None)
+    params = dict(solver=REFERENCE, decision_rule="cv", rule_cv=3, probability=True)
+    named = OvNClassifier(kernel="rbf", gamma=0.3, **params).fit(X, Y)
+    pre = OvNClassifier(kernel="precomputed", **params).fit(rbf_kernel(X, gamma=0.3), Y)
+    assert pre.rule_scores_ == pytest.approx(named.rule_scores_, abs=1e-12)
+    np.testing.assert_allclose(pre.predict_proba(rbf_kernel(X, gamma=0.3)), named.predict_proba(X), atol=1e-6)
