@@ -57,17 +57,19 @@ class Cholesky:
         return scale * dpotrs(self.factor, scale * rhs, lower=True)[0]
 
 
-def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
-    """A small symmetric (possibly indefinite, possibly singular) system: LDLᵀ, else least squares (pivoted QR:
-    gelsd's SVD measured to fail to converge on such systems); None if that fails too. Singular systems occur in
-    the polish (a partition's equations) and in the pair form's b-equations near the ends of α; the certificate,
-    not the solve, decides what is accepted."""
+def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, least_squares: bool = True) -> np.ndarray | None:
+    """A symmetric (possibly indefinite, possibly singular) system: LDLᵀ, else (``least_squares``) least squares
+    (pivoted QR: gelsd's SVD measured to fail to converge on such systems); None if that fails too. Singular
+    systems occur in the polish (a partition's equations) and in the pair form's b-equations near the ends of α;
+    the certificate, not the solve, decides what is accepted."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", LinAlgWarning)
         try:
             return solve(matrix, rhs, assume_a="sym")
         except (LinAlgError, LinAlgWarning):
             pass
+    if not least_squares:
+        return None
     try:
         return lstsq(matrix, rhs, lapack_driver="gelsy")[0]
     except LinAlgError:
