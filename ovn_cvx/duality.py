@@ -82,8 +82,7 @@ def feasible_dual(problem: Problem, mu) -> np.ndarray:
 
 def dual_value(problem: Problem, mu: np.ndarray) -> float:
     """D(μ) = Σ_p μ_p − ½ tr(P⁺ Mᵀ G M) [− m²/(4γ)] for a dual-feasible μ (docs/theory.md §6), with the exact G (X Xᵀ
-    for
-    linear problems, never formed), so that the bound holds for the problem as stated."""
+    for linear problems, never formed), so that the bound holds for the problem as stated."""
     pairs = problem.pairs
     nonzero = np.flatnonzero(mu)
     support, row = np.unique(pairs.sample[nonzero], return_inverse=True)

@@ -2,8 +2,7 @@
 
 The estimator builds an :class:`ovn_cvx.Problem` (docs/theory.md §1–§3), solves it with the MM solver or a CVXPY
 solver, and predicts with the rule of docs/theory.md §5. Degenerate label columns (docs/theory.md §3.4) are handled
-here,
-not passed to the ``Problem`` (which rejects them); see :class:`OvNClassifier`.
+here, not passed to the ``Problem`` (which rejects them); see :class:`OvNClassifier`.
 """
 from __future__ import annotations
 

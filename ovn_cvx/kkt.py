@@ -149,8 +149,7 @@ def _certificate(problem: Problem, coef: np.ndarray, b: np.ndarray, value: float
     box = np.maximum(np.maximum(-mu, mu - c), 0.0) / c
     complementarity = (np.maximum(r, 0.0) * (c - mu) + np.maximum(-r, 0.0) * mu) / c
     # the proven bound (docs/theory.md §6): the recovered μ made exactly dual feasible; residual tests alone can pass
-    # while
-    # F − F* is large (β ≫ 1 with F* ≪ 1)
+    # while F − F* is large (β ≫ 1 with F* ≪ 1)
     bound = gap_bound(problem, coef, b, mu, primal=value)
     out = {
         "stationarity": float(np.abs(w_res).max()) / w_scale,

@@ -1,5 +1,4 @@
-"""The label rules, defined once: 1-D class labels → membership matrix, decision values → labels (docs/theory.md
-§5)."""
+"""The label rules, defined once: 1-D class labels → membership matrix, decision values → labels (docs/theory.md §5)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -23,8 +23,7 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
 
     Limits: the relative objective gap |F − F_ref| / max(1, |F_ref|) ≤ ``rtol``; max |Δf| over the training set
     ≤ ``ftol`` (None skips it: b may be non-unique, docs/theory.md §8); hard-constraint residuals ≤ ``ctol``; the
-    reported
-    objective equals the exact evaluator's. The reference (``solve(problem, solver=solver)``, ``problem``
+    reported objective equals the exact evaluator's. The reference (``solve(problem, solver=solver)``, ``problem``
     defaulting to ``result.problem``) is computed unless given, and returned so that a caller can re-use it.
     """
     check_instance("result", result, SolveResult)

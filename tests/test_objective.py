@@ -90,8 +90,7 @@ def test_tiny_hwhb_optimum_derived_by_hand(beta):
 
 def test_trivial_soft_bias_bound_is_attained_by_hand():
     # docs/theory.md §3.4: with W = 0 and b = 1 every hinge vanishes, so F* ≤ γK². With every pattern in both classes
-    # and
-    # HwSb, symmetry forces w1 = −w2 = w; then F(w, b) ≥ ... the optimum is the trivial W = 0, b_k = 1 when γK² is
+    # and HwSb, symmetry forces w1 = −w2 = w; then F(w, b) ≥ ... the optimum is the trivial W = 0, b_k = 1 when γK² is
     # below any margin-based solution: a single pattern x = 0 in both classes leaves nothing for W to do, and
     # F(b) = Σ_k β[1 − b_k]_+ + γ(Σb)² is minimized at b_k = 1 for γ ≤ β/(2K): F* = γK².
     p = Problem(np.zeros((1, 1)), np.ones((1, 2)), "HwSb", beta=1.0, bias_penalty=0.2)

@@ -217,8 +217,7 @@ def load_mulan_arff(path, n_labels: int, *, sha256: str | None = None, return_X_
     attributes are the features (numeric, or nominal with numeric values). The header is parsed with
     ``scipy.io.arff``, the rows here: dense rows, and sparse rows ``{index value, ...}`` (most Mulan sets),
     whose omitted attributes are 0 (a nominal one: its first value). Missing feature values ("?") become NaN; a missing
-    label is an error, and
-    so is every row that does not fit the header: a ValueError naming the file and the line.
+    label is an error, and so is every row that does not fit the header: a ValueError naming the file and the line.
 
     Parameters
     ----------

@@ -43,8 +43,7 @@ def hinge(features: np.ndarray, Z: cp.Variable, b: cp.Variable, problem: Problem
 
     Why pairs and not ``cp.multiply(Y, cp.pos(1 − (ΦZ + 1bᵀ)))``: the whole-margin-matrix form builds N·K hinge
     epigraph variables and N·K·d nonzeros (K times more than needed for multiclass; docs/theory.md §4.1 measured
-    Clarabel
-    3.0 s against 0.8 s at N = 1000).
+    Clarabel 3.0 s against 0.8 s at N = 1000).
     """
     pairs = problem.pairs
     margins = cp.sum(cp.multiply(features[pairs.sample].T, Z[:, pairs.label]), axis=0) + b[pairs.label]

@@ -8,8 +8,7 @@ from ovn_cvx import Problem, constraint_violation, training_decision
 from ovn_cvx.formulations import build
 
 # docs/theory.md §10: |ΔF| / max(1, |F|) and max |Δf| (training set) against Clarabel. The Δf limit for ECOS is 3e-4,
-# not
-# the spec's 1e-4: ECOS at default settings measured 1.06e-4 on multiclass RBF HwHb here (objective gap 1e-8;
+# not the spec's 1e-4: ECOS at default settings measured 1.06e-4 on multiclass RBF HwHb here (objective gap 1e-8;
 # Δf is only O(√ΔF)).
 TOLERANCES = {"ECOS": (1e-6, 3e-4), "OSQP": (1e-4, None), "SCS": (1e-3, None)}
 KERNELS = ["linear", "rbf"]

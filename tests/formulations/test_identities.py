@@ -1,6 +1,5 @@
 """Identities of the model checked on the reference: K = 2 HwHb is scikit-learn's SVC(C=β/2) (docs/theory.md §7), and
-the
-kernel formulation with the linear kernel is the linear formulation (docs/theory.md §8)."""
+the kernel formulation with the linear kernel is the linear formulation (docs/theory.md §8)."""
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import linear_kernel

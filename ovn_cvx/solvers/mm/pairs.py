@@ -34,8 +34,8 @@ class PairStepper:
 
     def system(self, omega: np.ndarray) -> "PairSystem":
         """The factored pair-form system of min R + B + ½ Σ_p ω_p (a_p(θ) − t_p)²: its minimizer has μ_p =
-        ω_p (t_p − a_p) and solves (Q + diag(1/ω)) μ + Y_b b = t with the b-equations of the variant (docs/theory.md
-        §9.3)."""
+        ω_p (t_p − a_p) and solves (Q + diag(1/ω)) μ + Y_b b = t with the b-equations of the variant
+        (docs/theory.md §9.3)."""
         return PairSystem(self, 1.0 / omega)
 
     def step(self, z: np.ndarray) -> State:

@@ -127,8 +127,7 @@ class PrimalStepper:
 
 class PrimalSystem:
     """The factored structured system (docs/theory.md §9.2): min R + B + Σ_k ½ θ_kᵀ H_k θ_k − Σ_k g_kᵀ θ_k under the
-    hard
-    constraints, for loss Hessians H_k (K×D×D, overwritten): one Cholesky per block and one LU of the D×D
+    hard constraints, for loss Hessians H_k (K×D×D, overwritten): one Cholesky per block and one LU of the D×D
     coupling system; each :meth:`solve` then costs O(K D²)."""
 
     def __init__(self, stepper: PrimalStepper, hessians: np.ndarray, omega: np.ndarray | None = None):
