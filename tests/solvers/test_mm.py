@@ -303,3 +303,19 @@ def test_indefinite_majorizer_block_is_an_error_not_a_step(multiclass_data, make
     hessians[1, -1, -1] = -1.0  # the bias curvature of class 1; class 0 is singular first
     with pytest.raises(LinAlgError, match="block 0 .* not positive definite"):
         PrimalSystem(stepper, hessians)
+
+
+@pytest.mark.parametrize("form", ["primal", "pair"])
+def test_system_fit_residuals_are_exact_under_extreme_weights(multiclass_data, form, make_problem):
+    """An interior point's weights span ~1e±10 (pairs far from the margin get tiny ω): the residuals a stepper
+    returns must still be those of its coefficients (the pair form once derived Qμ as t − μ/ω − Y_b b, a difference
+    of two ~1e10 numbers, and lost every digit of r: objectives off by 1e-6 relative)."""
+    from ovn_cvx.solvers.mm import _make_stepper
+
+    p = make_problem(multiclass_data, "SwHb", "rbf", alpha=0.2)
+    stepper = _make_stepper(p, form)
+    n = len(p.pairs)
+    omega = np.where(np.arange(n) % 3 == 0, 1e10, 1e-10)
+    state = stepper.system(omega).fit(np.linspace(0.5, 1.5, n) + np.where(np.arange(n) % 3 == 0, 0.0, 1e10))
+    coef, b = stepper.solution(state)
+    np.testing.assert_allclose(state.r, ovn_cvx.residuals(p, coef, b), rtol=0, atol=1e-9)
