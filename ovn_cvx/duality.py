@@ -95,12 +95,13 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
     parts = [(M - M.mean(axis=1, keepdims=True), 1.0 if problem.hard_w else 1.0 / (1.0 - alpha))]
     if not problem.hard_w:
         parts.append((M.sum(axis=1, keepdims=True), 1.0 / (K * (1.0 + (K - 1) * alpha))))
+    block = problem.gram[np.ix_(support, support)] if problem.is_kernel else problem.X[support].T
     quadratic = 0.0
     for part, weight in parts:
         if problem.is_kernel:
-            quadratic += weight * float(np.sum(part * (problem.gram[np.ix_(support, support)] @ part)))
+            quadratic += weight * float(np.sum(part * (block @ part)))
         else:
-            quadratic += weight * float(np.sum((problem.X[support].T @ part) ** 2))
+            quadratic += weight * float(np.sum((block @ part) ** 2))
     value = float(mu.sum()) - 0.5 * quadratic
     if not problem.hard_b and problem.bias_penalty > 0:
         value -= float(_class_masses(problem, mu).mean()) ** 2 / (4.0 * problem.bias_penalty)

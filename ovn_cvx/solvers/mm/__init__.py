@@ -28,7 +28,7 @@ from ...duality import GapBound, gap_bound, project_hard_constraints
 from ...objective import residuals
 from ...problem import Problem
 from ...result import SolveResult
-from .common import GramOperator, State, smoothed_hinge
+from .common import GramOperator, State, smoothed_hinge, state_objective
 from .interior import InteriorPoint
 from .pairs import PairStepper
 from .polish import partition, polish
@@ -94,10 +94,10 @@ def _make_stepper(problem: Problem, form: str):
     features (M for linear problems: wide data such as scene, M = 294 at N = 300, is cheaper in pair form)."""
     if form == "auto":
         n, d, K = len(problem.pairs), problem.rank_bound + 1, problem.n_classes
-        eigenvalues = np.linalg.eigvalsh(problem.coupling)
         # the pair form works with P⁻¹: near the ends of α its condition number (≥ 1e4) costs the b-equations
-        # their accuracy, and the primal form never inverts P
-        conditioned = eigenvalues[-1] <= 1e4 * eigenvalues[0]
+        # their accuracy, and the primal form never inverts P (eigenvalues 1 − α and 1 + (K − 1)α; hard w: P = I)
+        eigenvalues = (1.0, 1.0) if problem.hard_w else (1.0 - problem.alpha, 1.0 + (K - 1) * problem.alpha)
+        conditioned = max(eigenvalues) <= 1e4 * min(eigenvalues)
         form = "primal" if n * d * d + K * d ** 3 < n ** 3 / 3 or not conditioned else "pair"
     if form == "pair":
         return PairStepper(problem, GramOperator(problem))
@@ -264,7 +264,7 @@ def _mm_first(problem: Problem, stepper) -> bool:
 def _warm_polish(problem, stepper, operator, options, warm_coef, warm_b) -> SolveResult | None:
     """The warm start's own margin set, polished: along a β or α path often still optimal (one round)."""
     state = stepper.initial(warm_coef, warm_b)
-    exact = state.reg + float(problem.cost @ np.maximum(state.r, 0.0)) + _bias(problem, state)
+    exact = state_objective(problem, state)
     found = _certified_polish(problem, operator, state.r, exact, (WARM_DELTA,), options)
     if found is None:
         return None
@@ -302,10 +302,6 @@ def _certified_polish(problem, operator, r, reference, deltas, options, max_roun
         return None
     bound = gap_bound(problem, outcome.coef, outcome.b, outcome.mu, primal=outcome.objective)
     return (outcome.coef, outcome.b, bound) if bound.relative <= options.gap_tol else None
-
-
-def _bias(problem: Problem, state: State) -> float:
-    return problem.bias_penalty * float(state.b.sum()) ** 2 if not problem.hard_b else 0.0
 
 
 def _newton_step(stepper, state, smooth, eps, values, max_halvings=30):
@@ -378,10 +374,8 @@ class MMRun:
 
     def values(self, state: State):
         """(F, F̃_ε) at ``state``."""
-        bias = _bias(self.problem, state)
-        cost = self.problem.cost
-        return (state.reg + float(cost @ np.maximum(state.r, 0.0)) + bias,
-                state.reg + float(cost @ smoothed_hinge(state.r, self.eps)) + bias)
+        return (state_objective(self.problem, state),
+                state_objective(self.problem, state, smoothed_hinge(state.r, self.eps)))
 
     def mm_step(self):
         """One MM step at z = max(|r|, ε), over-relaxed when that lowers F̃_ε (docs/theory.md §9.2, §9.7)."""

@@ -76,6 +76,13 @@ def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, least_squares: bool = T
         return None
 
 
+def state_objective(problem: Problem, state: "State", hinge: np.ndarray | None = None) -> float:
+    """R + Σ_p c_p h_p + B at an iterate, from its own residuals: h = [r]_+ (the exact objective F) unless another
+    ``hinge`` (the smoothed one of MM) is given. The reported objective is always the evaluator's."""
+    bias = 0.0 if problem.hard_b else problem.bias_penalty * float(state.b.sum()) ** 2
+    return state.reg + float(problem.cost @ (np.maximum(state.r, 0.0) if hinge is None else hinge)) + bias
+
+
 def smoothed_hinge(r: np.ndarray, eps: float) -> np.ndarray:
     """h_ε(t) = [t]_+ for |t| ≥ ε and (t + ε)²/(4ε) inside the band (docs/theory.md §9.1)."""
     out = np.maximum(r, 0.0)

@@ -17,7 +17,7 @@ import numpy as np
 from ...duality import GapBound, gap_bound, project_hard_constraints
 from ...objective import objective
 from ...problem import Problem
-from .common import State
+from .common import State, state_objective
 
 #: fraction of the way to the boundary of the positive orthant a step may go
 TO_BOUNDARY = 0.995
@@ -59,8 +59,6 @@ class Best:
     b: np.ndarray | None = None
     primal: float = np.inf
     dual: float = -np.inf
-    mu: np.ndarray | None = None
-    evaluations: int = 0
 
     @property
     def bound(self) -> GapBound:
@@ -69,14 +67,12 @@ class Best:
     def update(self, problem: Problem, stepper, point: Point) -> bool:
         """Evaluate the iterate (exact objective, proven dual value); True when the bound improved."""
         before = self.bound.absolute
-        self.evaluations += 1
         coef, b = project_hard_constraints(problem, *stepper.solution(point.theta))
         value = objective(problem, coef, b)
         if value < self.primal:
             self.coef, self.b, self.primal = coef, b, value
         dual = gap_bound(problem, coef, b, point.u, primal=value).dual
-        if dual > self.dual:
-            self.dual, self.mu = dual, point.u
+        self.dual = max(self.dual, dual)
         return self.bound.absolute < before
 
 
@@ -87,7 +83,6 @@ class InteriorOutcome:
     bound: GapBound
     iterations: int
     converged: bool
-    mu: np.ndarray | None
     history: list
 
 
@@ -158,12 +153,6 @@ class InteriorPoint:
         return replace(point, theta=theta, xi=point.xi + t * d.xi, s=point.s + t * d.s, u=point.u + t * d.u,
                        nu=point.nu + t * d.nu), t
 
-    def objective(self, point: Point) -> float:
-        """F at the iterate from its own residuals (the exact evaluation is :meth:`Best.update`'s)."""
-        st = point.theta
-        bias = 0.0 if self.problem.hard_b else self.problem.bias_penalty * float(st.b.sum()) ** 2
-        return st.reg + float(self.c @ np.maximum(st.r, 0.0)) + bias
-
     def near(self, point: Point, value: float) -> bool:
         """Whether the iterate is worth the exact evaluation (an O(N·d) pass and the dual value): once the
         complementarity s·u + ξ·ν, the duality gap of a feasible iterate, is within 1e3·tol of the objective.
@@ -176,7 +165,7 @@ class InteriorPoint:
         if self.point is None:
             self.point, self.best = self.start(), Best()
             self.best.update(self.problem, self.stepper, self.point)
-            self.history = [self.objective(self.point)]
+            self.history = [state_objective(self.problem, self.point.theta)]
         best, converged = self.best, self.best.bound.relative <= tol
         while not converged and self.iterations < max_iter and not self.stalled:
             self.iterations += 1
@@ -186,10 +175,10 @@ class InteriorPoint:
             sigma = self.centring(point, affine)
             step = self.direction(system, point, weight, sigma * point.barrier, affine)
             self.point, length = self.advance(point, step)
-            self.history.append(self.objective(self.point))
+            self.history.append(state_objective(self.problem, self.point.theta))
             if not self.near(self.point, self.history[-1]) and self.iterations < max_iter:
                 continue
             self.idle = 0 if best.update(self.problem, self.stepper, self.point) else self.idle + 1
             converged = best.bound.relative <= tol
             self.stalled = self.idle >= PATIENCE or length < 1e-12
-        return InteriorOutcome(best.coef, best.b, best.bound, self.iterations, converged, best.mu, self.history)
+        return InteriorOutcome(best.coef, best.b, best.bound, self.iterations, converged, self.history)
