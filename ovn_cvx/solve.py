@@ -13,7 +13,8 @@ def solve(problem: Problem, method: str = "cvxpy", **options) -> SolveResult:
 
     method="cvxpy": the reference; options ``solver`` ("CLARABEL" default, "ECOS", "OSQP", "SCS", ...),
     ``parametrization`` (kernels: "eigen" default, "coef"), ``formulation`` (re-use a compiled problem) and any
-    option of ``cvxpy.Problem.solve``. method="mm": the majorization-minimization solver.
+    option of ``cvxpy.Problem.solve``. method="mm": the fast solver (MM phases, the interior-point finish, a
+    proven bound on F − F* behind every "optimal"; options of :func:`ovn_cvx.solvers.mm.solve_mm`).
     """
     check_instance("problem", problem, Problem)
     if method == "cvxpy":
