@@ -299,12 +299,13 @@ GLASS_CLASSES = {1: "building_windows_float_processed", 2: "building_windows_non
                  5: "containers", 6: "tableware", 7: "headlamps"}
 
 
-def load_glass(*, return_X_y: bool = False, data_dir=None):
+def load_glass(*, return_X_y: bool = False, keep_id: bool = False, data_dir=None):
     """UCI *Glass Identification*: 214 glass samples, 9 features (refractive index and 8 oxide contents),
     6 classes present, labelled 1, 2, 3, 5, 6, 7 (type 4 has no sample).
 
     The Id column of ``glass.data`` is dropped: it is the row number, and the rows are sorted by class,
-    so it would give the class away. Shuffle or stratify before splitting.
+    so it would give the class away. Shuffle or stratify before splitting. ``keep_id=True`` keeps it as the
+    first feature (named ``Id``): only to measure what such a leak does (the reproduction's glass evidence).
 
     Returns a Bunch (``data`` (214, 9) float64, ``target`` (214,) int64 with values in {1, 2, 3, 5, 6, 7},
     ``feature_names``, ``target_names`` (the 6 present types, in the order of ``np.unique(target)``),
@@ -316,9 +317,13 @@ def load_glass(*, return_X_y: bool = False, data_dir=None):
     table = np.loadtxt(io.BytesIO(_bundled("glass.data", data_dir)), delimiter=",")  # Id, 9 features, Type
     if table.shape[1] != len(GLASS_FEATURES) + 2:
         raise ValueError(f"glass.data must have {len(GLASS_FEATURES) + 2} columns, got {table.shape[1]}")
-    X, y = table[:, 1:-1], table[:, -1].astype(np.int64)
+    if not isinstance(keep_id, bool):
+        raise TypeError(f"keep_id must be a bool, got {type(keep_id).__name__}")
+    first = 0 if keep_id else 1
+    X, y = table[:, first:-1], table[:, -1].astype(np.int64)
     descr = _bundled("glass.names", data_dir).decode("utf-8") + "\n" + GLASS_CITATION
-    return _result(X, y, GLASS_FEATURES, [GLASS_CLASSES[k] for k in np.unique(y)], descr, return_X_y)
+    names = (["Id"] if keep_id else []) + list(GLASS_FEATURES)
+    return _result(X, y, names, [GLASS_CLASSES[k] for k in np.unique(y)], descr, return_X_y)
 
 
 def load_iris(*, return_X_y: bool = False):

@@ -1,47 +1,158 @@
-"""What the paper reports, as far as it could be found — and where it was looked for.
+"""The paper's own numbers, with their table and row: the one place the reports take them from.
 
-Shajari & Rangarajan, "A Unified Framework for Multiclass and Multilabel Support Vector Machines"
-(arXiv, 25 March 2020).
+Shajari & Rangarajan, "A Unified Framework for Multiclass and Multilabel Support Vector Machines", section
+"Experiments", tables A–D (transcribed in the project brief's copy of the paper's tables). Every entry keeps
+the number *as printed* (``text``), so that its rounding is known: "0.10" means [0.095, 0.105).
 
-Search record (2026-11-26, the project's stored-copy search tool, corpora "pages", "docs", "code",
-"issues"; queries on the title, the authors, the arXiv id, "OvN", the data set names, "hourglass",
-"unseen labels", "Hamming loss", "example-based accuracy"):
+Names are the reproduction's: methods ``OvN`` (SwHb), ``OvR-SVC`` (one-vs-rest SVC; on two classes the binary
+SVC), ``CS-LinearSVC`` (Crammer–Singer), ``BR-SVC`` (binary relevance); kernels ``linear``, ``rbf`` (the
+paper's Gaussian), ``poly`` (degree 2); metrics as in :mod:`.protocols` plus ``support_vectors`` ("a/b") and
+``predicted_set`` (Table A).
 
-* https://sandbox.awsmpapers.org/papers/a-unified-framework-for-multiclass-and-multilabel-support-vector-machines-6e568fea
-  — a LaTeX-to-HTML conversion of the paper; the stored excerpt covers the title, authors and abstract only.
-* https://deepai.org/publication/a-unified-framework-for-multiclass-and-multilabel-support-vector-machines
-  — abstract page (dated 03/25/2020).
-* a stray mirror of the paper's Section 1 (Introduction, 1.1 Motivation); no later section.
-
-No stored copy reached the experiments section: **none of the paper's numbers could be found**.
-Every entry of :data:`PAPER_RESULTS` is therefore ``None`` and the reports print "n/a" in the
-"paper" columns. Nothing here is estimated, recalled or read off a figure.
-
-What the reproduction takes from the project brief instead (not verified against the paper's text):
-the baselines (scikit-learn one-vs-rest SVC, Crammer–Singer LinearSVC, binary relevance), linear
-and Gaussian kernels, the data sets, the metrics and the protocol "3-fold CV, best mean score over
-the grid" (``GridSearchCV.best_score_``).
+What can be compared is decided here, once: the paper's 2-D toys (tables A and B) and its synthetic multilabel
+set are not published, so their digits are *not comparable* (our toys are our own constructions); the claims
+those tables support are checked as patterns (:data:`CLAIMS`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 PAPER_TITLE = "A Unified Framework for Multiclass and Multilabel Support Vector Machines"
 PAPER_AUTHORS = "Hoda Shajari, Anand Rangarajan"
-PAPER_SOURCES = (
-    "https://sandbox.awsmpapers.org/papers/a-unified-framework-for-multiclass-and-multilabel-support-vector-machines-6e568fea",
-    "https://deepai.org/publication/a-unified-framework-for-multiclass-and-multilabel-support-vector-machines",
-)
-PAPER_NOTE = ("the paper's experiment tables could not be found in any stored copy (only the abstract and "
-              "the introduction were reachable): every 'paper' column is n/a")
 
-#: the paper's protocol as stated in the brief: k-fold CV and the best mean score over the grid
+#: the paper's protocol: k-fold CV, the best mean score over the grid
 PAPER_CV_FOLDS = 3
 
-#: (table, dataset, kernel, method, metric) -> value reported in the paper, or None when not found.
-#: Filled only from the paper's own text; every table is None because no copy of its experiments
-#: section was reachable (see the module docstring).
-PAPER_RESULTS: dict[tuple[str, str, str, str, str], float | None] = {}
+
+@dataclass(frozen=True)
+class PaperNumber:
+    """One number of the paper's tables: where it is (``table``, ``row``, ``column``) and what it measures."""
+
+    table: str          # "A" … "D"
+    row: str            # the row as the paper names it, e.g. "glass, L"
+    column: str         # the column as the paper names it, e.g. "OvN SwHb"
+    dataset: str        # the reproduction's data set
+    kernel: str
+    method: str
+    metric: str
+    text: str           # as printed: "0.10", "[9, 10]", "[0,1]"
+    not_comparable: str | None = None   # why the digits cannot be compared with ours, or None
+
+    @property
+    def numeric(self) -> bool:
+        return self.not_comparable is None and self.text[0].isdigit()
+
+    @property
+    def value(self) -> float:
+        return float(self.text)
+
+    @property
+    def half_unit(self) -> float:
+        """Half a unit of the last printed digit: the paper's rounding."""
+        decimals = len(self.text.partition(".")[2])
+        return 0.5 * 10.0 ** -decimals
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return self.dataset, self.kernel, self.method, self.metric
 
 
-def paper_value(table: str, dataset: str, kernel: str, method: str, metric: str) -> float | None:
-    """The paper's number for one cell, or None ("n/a") when it was not found."""
-    return PAPER_RESULTS.get((table, dataset, kernel, method, metric))
+TOYS = ("the paper's 2-D toy data are not published (our toys are our own constructions): only the pattern "
+        "is compared")
+SYNTHETIC = "the paper's synthetic set is not described (size, features, labels, generator): ours is another set"
+TABLE_A_POINTS = ("the paper's training coordinates are not given and its test points are not ours: only the "
+                  "pattern is compared")
+
+_KERNELS = {"L": "linear", "G": "rbf", "Gaussian": "rbf", "linear": "linear", "polynomial, degree 2": "poly"}
+
+
+def _table_a():
+    rows = [("(−4, 3)", "[0,1]", "[0,1]", "[1,1]"), ("(−5, 2)", "[0,1]", "[0,1]", "[1,1]"),
+            ("(−3, 3)", "[0,1]", "[0,1]", "[1,1]"), ("(−2, 4)", "[1,1]", "[1,1]", "[1,1]"),
+            ("(0, 3)", "[1,0]", "[1,0]", "[1,0]"), ("(1, 5)", "[1,1]", "[1,1]", "[1,1]")]
+    for point, _truth, ovn, ovr in rows:
+        for column, method, text in (("OvN SwHb", "OvN", ovn), ("OvR (scikit-learn)", "BR-SVC", ovr)):
+            yield PaperNumber("A", f"test point {point}", column, "unseen_labelset", "linear", method,
+                              "predicted_set", text, TABLE_A_POINTS)
+
+
+def _table_b():
+    rows = [("hourglass", "Gaussian", "1", "0.97", "[9, 10]", "[17, 18]"),
+            ("hourglass", "polynomial, degree 2", "1", "0.99", "[5, 4]", "[8, 9]"),
+            ("random", "linear", "0.95", "0.87", "[6, 6]", "[7, 7]"),
+            ("moon", "Gaussian", "1", "1", "[4, 6]", "[7, 7]")]
+    datasets = {"hourglass": "hourglass", "random": "random_linear", "moon": "moons"}
+    for data, kernel, acc_ovn, acc_svm, sv_ovn, sv_svm in rows:
+        row, ds, k = f"{data}, {kernel}", datasets[data], _KERNELS[kernel]
+        yield PaperNumber("B", row, "accuracy SwHb", ds, k, "OvN", "accuracy", acc_ovn, TOYS)
+        yield PaperNumber("B", row, "accuracy SVM", ds, k, "OvR-SVC", "accuracy", acc_svm, TOYS)
+        yield PaperNumber("B", row, "SVs SwHb", ds, k, "OvN", "support_vectors", sv_ovn, TOYS)
+        yield PaperNumber("B", row, "SVs SVM", ds, k, "OvR-SVC", "support_vectors", sv_svm, TOYS)
+
+
+def _table_c():
+    rows = [("glass", "L", "0.851", "0.598", "0.668"), ("glass", "G", "0.869", "0.701", None),
+            ("iris", "L", "0.987", "0.960", "0.967"), ("iris", "G", "0.987", "0.967", None),
+            ("wine", "L", "0.843", "0.967", "0.983"), ("wine", "G", "0.966", "0.986", None)]
+    for data, kernel, ovn, ovr, cs in rows:
+        for column, method, text in (("OvN SwHb", "OvN", ovn), ("OvR (scikit-learn)", "OvR-SVC", ovr),
+                                     ("CS (scikit-learn)", "CS-LinearSVC", cs)):
+            if text is not None:  # the paper's HL columns are 1 − accuracy: not separate claims
+                yield PaperNumber("C", f"{data}, {kernel}", column, data, _KERNELS[kernel], method, "accuracy", text)
+
+
+def _table_d():
+    rows = [("synthetic", "L", "0.837", "0.133", "0.828", "0.14"),
+            ("synthetic", "G", "0.843", "0.142", "0.867", "0.122"),
+            ("scene", "L", "0.557", "0.177", "0.601", "0.10"),
+            ("scene", "G", "0.652", "0.12", "0.684", "0.08"),
+            ("emotions", "L", "0.494", "0.235", "0.530", "0.195"),
+            ("emotions", "G", "0.50", "0.255", "0.575", "0.175")]
+    for data, kernel, ovn_as, ovn_hl, br_as, br_hl in rows:
+        why = SYNTHETIC if data == "synthetic" else None
+        row, k = f"{data}, {kernel}", _KERNELS[kernel]
+        yield PaperNumber("D", row, "OvN SwHb AS", data, k, "OvN", "example_accuracy", ovn_as, why)
+        yield PaperNumber("D", row, "OvN SwHb HL", data, k, "OvN", "hamming_loss", ovn_hl, why)
+        yield PaperNumber("D", row, "BR AS", data, k, "BR-SVC", "example_accuracy", br_as, why)
+        yield PaperNumber("D", row, "BR HL", data, k, "BR-SVC", "hamming_loss", br_hl, why)
+
+
+#: every number of the paper's tables A–D, in the paper's order
+PAPER_NUMBERS: tuple[PaperNumber, ...] = (*_table_a(), *_table_b(), *_table_c(), *_table_d())
+
+#: the reproduction table each paper table is compared with
+TABLE_OF = {"A": "unseen_label", "B": "two_class", "C": "multiclass", "D": "multilabel"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A qualitative claim of the paper, checked as a pattern on our data (``check`` names the rule)."""
+
+    table: str
+    text: str
+    check: str
+
+
+CLAIMS = (
+    Claim("A", "linear OvN predicts a label set that no training pattern has ([0,1]) for a point far from the "
+               "patterns with both labels, where one-vs-rest (binary relevance) predicts [1,1]", "unseen_set"),
+    Claim("B", "SwHb needs fewer support vectors per class than the binary SVM, with equal or better accuracy",
+          "fewer_support_vectors"),
+    Claim("B", "on a two-class set whose optimum is two parallel hyperplanes, SwHb gives the binary SVM's "
+               "parallel hyperplanes for every α in the paper's [1, 2] (ours: [0.5, 1))", "parallel"),
+)
+
+
+def paper_numbers(table: str | None = None) -> list[PaperNumber]:
+    """The paper's numbers, of one table ("A" … "D") or all."""
+    if table is not None and table not in TABLE_OF:
+        raise ValueError(f"table must be one of {sorted(TABLE_OF)}, got {table!r}")
+    return [p for p in PAPER_NUMBERS if table is None or p.table == table]
+
+
+def paper_value(dataset: str, kernel: str, method: str, metric: str) -> str | None:
+    """The paper's number (as printed) for one of our cells, or None when the paper has none."""
+    for p in PAPER_NUMBERS:
+        if p.key == (dataset, kernel, method, metric):
+            return p.text
+    return None

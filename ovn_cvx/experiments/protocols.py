@@ -30,7 +30,10 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
 
-KERNELS = ("linear", "rbf")
+KERNELS = ("linear", "rbf", "poly")
+#: fixed parameters of a kernel, the same for OvN and the baselines: the paper's "polynomial, degree 2" read as
+#: (⟨x, y⟩ + 1)² (scikit-learn's (gamma⟨x, y⟩ + coef0)^degree); only the Gaussian width is searched
+KERNEL_PARAMS = {"poly": {"degree": 2, "gamma": 1.0, "coef0": 1.0}}
 TASKS = ("multiclass", "multilabel", "binary")
 
 
@@ -53,10 +56,12 @@ class Grid:
     """Hyperparameter grid shared by all methods (β ↔ C = β/2; σ ↔ gamma = 1/(2σ²)).
 
     ``alpha`` is OvN's coupling (soft-w variants only); it has no counterpart in the baselines.
-    ``sigma_factors`` multiply σ₀ of :func:`reference_sigma`.
+    ``sigma_factors`` multiply σ₀ of :func:`reference_sigma`. Default: β = 2⁻³, 2⁻¹, …, 2⁹ (C = 2⁻⁴ … 2⁸, the
+    libsvm guide's range in steps of 4), σ/σ₀ = ¼ … 4 (gamma from 16× to 1/16× scikit-learn's "scale"), and
+    α = 0, ½, 0.9 (0.5–0.9: the paper's appendix range [1, 2) in our constants, docs/theory.md §2).
     """
 
-    beta: tuple[float, ...] = (0.2, 2.0, 20.0, 200.0)
+    beta: tuple[float, ...] = (0.125, 0.5, 2.0, 8.0, 32.0, 128.0, 512.0)
     sigma_factors: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
     alpha: tuple[float, ...] = (0.0, 0.5, 0.9)
 
@@ -77,8 +82,9 @@ class Grid:
 class ClassifierSpec:
     """A classifier of the comparison (a "method" of the tables): how to build it and what its grid is called.
 
-    ``build(kernel)`` returns an unfitted estimator; ``c_name``/``gamma_name``/``alpha_name`` are its
-    parameter names (None = not tuned); ``beta_to_c`` maps the shared β grid to the method's own C.
+    ``build(kernel)`` returns an unfitted estimator (with the kernel's fixed :data:`KERNEL_PARAMS`);
+    ``c_name``/``gamma_name``/``alpha_name`` are its parameter names (None = not tuned); ``beta_to_c`` maps the
+    shared β grid to the method's own C.
     """
 
     name: str
@@ -110,7 +116,7 @@ def ovn_method(variant: str = "SwHb", solver: str | None = None, estimator_class
     """OvN as a :class:`ClassifierSpec`: β is tuned directly, α only for soft-w variants."""
     def build(kernel):
         cls = estimator_class or _ovn_class()
-        kwargs = {"variant": variant, "kernel": kernel}
+        kwargs = {"variant": variant, "kernel": kernel, **KERNEL_PARAMS.get(kernel, {})}
         if solver is not None:
             kwargs["solver"] = solver
         return cls(**kwargs)
@@ -127,7 +133,7 @@ def baseline_methods() -> tuple[ClassifierSpec, ...]:
     only as the linear ``LinearSVC(multi_class="crammer_singer")``.
     """
     def ovr(kernel):
-        return OneVsRestClassifier(SVC(kernel=kernel))
+        return OneVsRestClassifier(SVC(kernel=kernel, **KERNEL_PARAMS.get(kernel, {})))
 
     def crammer_singer(kernel):
         if kernel != "linear":
@@ -179,9 +185,11 @@ class Evaluation:
     """Scores of one method on one data set under both protocols (loss metrics as positive losses)."""
 
     paper: dict = field(default_factory=dict)         # metric -> (best mean, std over folds)
+    metric_best: dict = field(default_factory=dict)   # metric -> (its own best mean over the grid, its params)
     nested: dict = field(default_factory=dict)        # metric -> (mean, std over outer folds)
     best_params: dict = field(default_factory=dict)   # paper protocol's winner
     nested_params: list = field(default_factory=list)  # winner of each outer fold
+    edges: str = ""                                    # winners at the edge of the grid (see grid_edges)
     nested_models: list = field(default_factory=list)  # the refitted winner of each outer fold
     failed_fits: int = 0                               # NaN split scores (a fit that raised)
     predicted_sets: str | None = None                  # unseen-label set: the refitted model's test-point sets
@@ -214,6 +222,9 @@ def evaluate(estimator, param_grid: dict, X, y, *, task: str, folds: int = 3, se
         # it constantly), a class with fewer members than folds
         warnings.filterwarnings("ignore", message="Label .* is present in all training examples")
         warnings.filterwarnings("ignore", message="The least populated class in y has only")
+        # by construction on the unseen-label set (label 0 is in every training pattern); the tables show
+        # what the model predicts, and the estimator's degenerate_labels_ records it
+        warnings.filterwarnings("ignore", message=r"label\(s\) .* are degenerate")
         search = GridSearchCV(estimator, param_grid, scoring=scoring, refit=refit, cv=cv, n_jobs=n_jobs,
                               error_score=np.nan)
         search.fit(X, y)
@@ -223,6 +234,9 @@ def evaluate(estimator, param_grid: dict, X, y, *, task: str, folds: int = 3, se
             result.paper[m] = (float(_signed(m, cvr[f"mean_test_{m}"][best])),
                                float(cvr[f"std_test_{m}"][best]))
         result.failed_fits = int(sum(np.isnan(cvr[f"split{k}_test_{refit}"]).sum() for k in range(folds)))
+        for m in metrics:  # each metric's own maximum over the grid, possibly at other parameters
+            top = int(np.nanargmax(cvr[f"mean_test_{m}"])) if np.isfinite(cvr[f"mean_test_{m}"]).any() else best
+            result.metric_best[m] = (float(_signed(m, cvr[f"mean_test_{m}"][top])), dict(cvr["params"][top]))
         result.best_params = dict(search.best_params_)
         result.best_estimator = search.best_estimator_
         if nested:
@@ -237,8 +251,29 @@ def evaluate(estimator, param_grid: dict, X, y, *, task: str, folds: int = 3, se
             result.nested_models = [e.best_estimator_ for e in outer["estimator"]]
             result.failed_fits += int(sum(np.isnan(e.cv_results_[f"split{k}_test_{refit}"]).sum()
                                           for e in outer["estimator"] for k in range(folds)))
+    result.edges = grid_edges(result.best_params, result.nested_params, param_grid)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def grid_edges(best: dict, nested: list[dict], param_grid: dict) -> str:
+    """Which selected values sit on the edge of their grid axis (a wider grid might have chosen beyond it):
+    "β max; nested: β max ×2/3" style text, "" when none. Axes with one value have no edge."""
+    def at_edge(params):
+        out = []
+        for name, value in params.items():
+            axis = param_grid.get(name, ())
+            if len(axis) > 1 and value in (min(axis), max(axis)):
+                out.append(f"{name.split('__')[-1]}={value:.3g} ({'min' if value == min(axis) else 'max'})")
+        return out
+
+    parts = at_edge(best)
+    text = "protocol: " + ", ".join(parts) if parts else ""
+    hits = [e for p in nested for e in at_edge(p)]
+    if hits:
+        counts = {e: hits.count(e) for e in dict.fromkeys(hits)}
+        text += ("; " if text else "") + "nested: " + ", ".join(f"{e} ×{n}/{len(nested)}" for e, n in counts.items())
+    return text
 
 
 def with_scaler(estimator, param_grid: dict, standardize: bool):

@@ -10,14 +10,16 @@ from ovn_cvx.datasets import UNSEEN_TEST_LABELS
 from ovn_cvx.experiments import Grid, ReproduceConfig, reproduce, run_table
 from ovn_cvx.experiments import figures as figures_module
 from ovn_cvx.experiments.protocols import TASK_METRICS
-from ovn_cvx.experiments.tables import COLUMNS, DATASETS, TABLES
+from ovn_cvx.experiments.paper import PAPER_NUMBERS, TABLE_OF, paper_value
+from ovn_cvx.experiments.tables import COLUMNS, TABLES, selected_specs
+from ovn_cvx.experiments.verdicts import VERDICTS
 
 # two folds keep the nested protocol (2 outer × 2 inner) within the test budget
 TINY = ReproduceConfig(grid=Grid(beta=(2.0,), sigma_factors=(1.0,), alpha=(0.3,)), max_samples=40, folds=2,
-                       seed=1)
+                       seed=1, band_seeds=2, datasets=("unseen_labelset", "hourglass", "glass", "synthetic"))
 METHODS = {
     "unseen_label": {"OvN", "BR-SVC"},
-    "two_class": {"OvN", "OvR-SVC", "CS-LinearSVC"},
+    "two_class": {"OvN", "OvR-SVC"},  # the hourglass: Gaussian and polynomial kernels, no Crammer–Singer
     "multiclass": {"OvN", "OvR-SVC", "CS-LinearSVC"},
     "multilabel": {"OvN", "BR-SVC"},
 }
@@ -34,8 +36,9 @@ def test_every_table_has_the_documented_columns_and_finite_numbers(run):
     assert set(result["tables"]) == set(TABLES)
     for table, df in result["tables"].items():
         assert list(df.columns) == COLUMNS
-        specs = [d for d in DATASETS if d.table == table]
-        assert set(df["dataset"]) == {d.name for d in specs}
+        specs = selected_specs(table, TINY)
+        assert set(df["dataset"]) == {d.name for d in specs} and specs
+        assert set(df["seed"]) == {1, 2}  # the main seed and one more for the band (every set ≤ 40 patterns)
         assert set(df["method"]) == METHODS[table]
         extra = {"test_points_correct"} if table == "unseen_label" else set()
         assert set(df["metric"]) == set(TASK_METRICS[specs[0].task]) | extra
@@ -45,8 +48,10 @@ def test_every_table_has_the_documented_columns_and_finite_numbers(run):
         cv_rows = df["metric"] != "test_points_correct"  # one refitted model: no fold spread
         assert np.isfinite(df.loc[cv_rows, "paper_protocol_std"].to_numpy(float)).all()
         assert (df["failed_fits"] == 0).all()
-        assert df["paper"].isna().all()  # the paper's numbers were not found: never invented
-        assert "n/a" in (out / f"{table}.md").read_text()
+        for row in df.itertuples():  # the paper's number as printed, on its own cell only
+            own = paper_value(row.dataset, row.kernel, row.method, row.metric)
+            expected = None if pd.notna(row.evidence_for) else own
+            assert row.paper == expected or (expected is None and pd.isna(row.paper))
         saved = pd.read_csv(out / f"{table}.csv")
         np.testing.assert_allclose(saved["nested"], df["nested"])
     scores = result["tables"]["multiclass"].query("metric == 'accuracy'")[["paper_protocol", "nested"]]
@@ -81,17 +86,19 @@ def test_unseen_label_table_is_the_library_call_of_the_report(run):
 def test_figures_and_report(run):
     out, result = run
     report = result["report"].read_text()
-    for needed in ("n/a", '"seed": 1', "scikit-learn", "cpu_count", "paper protocol", "nested CV"):
+    for needed in ('"seed": 1', "scikit-learn", "cpu_count", "paper protocol", "nested CV", "## Verdicts",
+                   "table numbers"):
         assert needed in report
     if not figures_module.matplotlib_available():
         assert result["figures"] == figures_module.MISSING_MATPLOTLIB
         pytest.skip("matplotlib is not installed")
-    expected = {f"{d.name}_{k}.png" for d in DATASETS if d.two_d for k in TINY.kernels}
+    expected = {f"{d.name}_{k}.png" for t in TABLES for d in selected_specs(t, TINY) if d.two_d
+                for k in d.kernels or TINY.kernels}
     assert {p.name for p in result["figures"]} == expected
     for path in result["figures"]:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         link = path.relative_to(out).as_posix()  # relative to the report: the output directory can move
-        assert f"]({link})" in report and (result["report"].parent / link).is_file()
+        assert f"![{path.stem}]({link})" in report and (result["report"].parent / link).is_file()  # embedded
 
 
 def test_tables_without_matplotlib(tmp_path, monkeypatch):
@@ -104,12 +111,39 @@ def test_tables_without_matplotlib(tmp_path, monkeypatch):
     assert (tmp_path / "two_class.csv").exists()
 
 
-def test_standardize_all_puts_a_scaler_in_front_of_every_method():
-    cfg = ReproduceConfig(**{**TINY.__dict__, "tables": ("two_class",), "datasets": ("moons",), "nested": False,
-                             "kernels": ("linear",), "standardize_all": True})
-    df, panels = run_table("two_class", cfg, progress=lambda *_: None)
-    assert all(k.startswith("model__") for p in df["best_params"] for k in json.loads(p))
-    assert all(model.steps[0][0] == "scale" for _, model, *_ in panels[("moons", "linear")])
+@pytest.mark.parametrize("raw", [False, True])
+def test_real_data_are_standardised_inside_the_pipeline_unless_raw(raw):
+    """...and an evidence variant runs with the set it explains, with its own preprocessing."""
+    cfg = ReproduceConfig(**{**TINY.__dict__, "tables": ("multiclass",), "datasets": ("wine",), "nested": False,
+                             "kernels": ("linear",), "raw": raw, "band_seeds": 1})
+    df, _ = run_table("multiclass", cfg, progress=lambda *_: None)
+    assert set(df["dataset"]) == {"wine", "wine-raw"}
+    main = df[df["dataset"] == "wine"]
+    assert all(k.startswith("model__") != raw for p in main["best_params"] for k in json.loads(p))
+    variant = df[df["dataset"] == "wine-raw"]
+    assert (variant["evidence_for"] == "wine").all() and variant["paper"].isna().all()
+    assert not any(k.startswith("model__") for p in variant["best_params"] for k in json.loads(p))
+
+
+def test_every_paper_number_appears_in_the_report_beside_its_cell(run):
+    """Walk the data module: each number in the verdict table (its row, column and printed text) and in the
+    'paper' column of its own cell in the table files."""
+    out, result = run
+    report = result["report"].read_text()
+    verdicts = result["verdicts"]
+    assert len(verdicts) == len(PAPER_NUMBERS)
+    assert set(verdicts["verdict"]) <= set(VERDICTS)
+    for n in PAPER_NUMBERS:
+        line = f"| {n.row} | {n.column} | {n.text} |"
+        assert line in report, line
+        if n.metric in ("support_vectors", "predicted_set") or n.dataset not in TINY.datasets:
+            continue  # not score cells (shown in the verdict table only), or not in this run
+        table_md = (out / f"{TABLE_OF[n.table]}.md").read_text()
+        metrics = list(dict.fromkeys(result["tables"][TABLE_OF[n.table]]["metric"]))
+        cell = [r for r in table_md.splitlines() if r.startswith(f"| {n.dataset} | {n.kernel} | {n.method} |")]
+        assert len(cell) == 1, (n, cell)
+        # columns: data set, kernel, method, then four per metric starting with the paper's number
+        assert cell[0].split(" | ")[3 + 4 * metrics.index(n.metric)] == n.text, (n, cell[0])
 
 
 def test_cli_quick_subset(tmp_path, capsys):
