@@ -116,6 +116,47 @@ def make_linear(n_samples: int = 100, *, n_features: int = 2, flip: float = 0.0,
     return X, y, v, float(c)
 
 
+def make_parallel(n_samples: int = 100, *, n_features: int = 2, separation: float = 3.0, noise: float = 0.5,
+                  offset=None, random_state=None):
+    """Two-class set, point-symmetric about ``offset``. With ``offset`` = 0, K = 2 SwHb OvN gives two parallel
+    hyperplanes (w_1 = −w_2) on it for every admissible α.
+
+    Construction (ours; the data behind the paper's parallel-hyperplane figure are not available): the first
+    ``n_samples // 2`` patterns (class 0) are drawn from N(−c, noise² I) with c = (separation/2) e_1, the
+    others (class 1) are their mirror images, x ↦ −x, and then every pattern is moved by ``offset``:
+
+        X = [X_0; −X_0] + offset,   y = [0, …, 0, 1, …, 1].
+
+    With ``offset`` = 0 the map (x, class 0) ↔ (−x, class 1) sends the data to themselves, and with them the
+    K = 2 SwHb problem: (w_1, w_2, b_1, b_2) ↦ (−w_2, −w_1, b_2, b_1) permutes the hinge terms and keeps
+    R(W) = ½‖w_1‖² + ½‖w_2‖² + α⟨w_1, w_2⟩ and Σ_k b_k. The optimal W is unique (docs/theory.md §3.1), so
+    w_1 = −w_2 for every α in (−1, 1), and the model is the binary SVM with C = β/(2(1 − α))
+    (docs/theory.md §7.1). A nonzero ``offset`` moves the origin away from the centre of symmetry, which
+    breaks the argument: the contrast case. The classes overlap when ``noise`` is large against
+    ``separation`` (then the SVM's C matters).
+
+    Returns ``X`` (n_samples, n_features) and ``y`` (n_samples,) int in {0, 1}; ``n_samples`` must be even.
+    """
+    n_samples = check_number("n_samples", n_samples, low=2, integer=True)
+    if n_samples % 2:
+        raise ValueError(f"n_samples must be even (every pattern has its mirror image), got {n_samples}")
+    n_features = check_number("n_features", n_features, low=1, integer=True)
+    separation = check_number("separation", separation, low=0)
+    noise = check_number("noise", noise, low=0)
+    if offset is None:
+        offset = np.zeros(n_features)
+    offset = np.asarray(offset, dtype=float)
+    if offset.shape != (n_features,) or not np.isfinite(offset).all():
+        raise ValueError(f"offset must be a finite vector of length n_features={n_features}, got {offset!r}")
+    rng = check_random_state(random_state)
+    centre = np.zeros(n_features)
+    centre[0] = -separation / 2
+    half = centre + noise * rng.normal(size=(n_samples // 2, n_features))
+    X = np.vstack([half, -half]) + offset
+    y = np.repeat(np.array([0, 1], dtype=np.int64), n_samples // 2)
+    return X, y
+
+
 #: the paper's 2-D illustrations as kinds of :func:`make_data`: kind -> (n_samples, seed) -> (X, y or Y)
 TOYS = {
     "unseen-labelset": lambda n, seed: make_unseen_labelset(n, random_state=seed),

@@ -11,6 +11,7 @@ from ovn_cvx import datasets
     lambda seed: datasets.make_hourglass(50, noise=0.05, random_state=seed),
     lambda seed: datasets.make_moons(40, random_state=seed),
     lambda seed: datasets.make_linear(40, n_features=3, flip=0.1, random_state=seed)[:2],
+    lambda seed: datasets.make_parallel(40, offset=(1.0, 2.0), random_state=seed),
 ])
 def test_deterministic_with_random_state(make):
     first, again, other = make(0), make(0), make(1)
@@ -62,3 +63,19 @@ def test_linear_set():
     assert (yf != (X @ v + c > 0)).sum() == 20
     with pytest.raises(ValueError, match="flip"):
         datasets.make_linear(10, flip=1.5)
+
+
+def test_parallel_set_is_point_symmetric_about_the_offset():
+    offset = np.array([1.0, -2.0, 0.5])
+    X, y = datasets.make_parallel(400, n_features=3, separation=4.0, noise=0.5, offset=offset, random_state=5)
+    assert X.shape == (400, 3) and y.shape == (400,)
+    np.testing.assert_array_equal(y, np.repeat([0, 1], 200))
+    np.testing.assert_allclose(X[200:] - offset, -(X[:200] - offset))  # pattern i of class 1 mirrors pattern i
+    np.testing.assert_allclose(X[:200].mean(axis=0) - offset, [-2.0, 0.0, 0.0], atol=0.1)
+    np.testing.assert_allclose(X[:200].std(axis=0), 0.5, atol=0.06)
+    X0, _ = datasets.make_parallel(400, n_features=3, separation=4.0, noise=0.5, random_state=5)
+    np.testing.assert_allclose(X, X0 + offset)
+    with pytest.raises(ValueError, match="n_samples must be even"):
+        datasets.make_parallel(7)
+    with pytest.raises(ValueError, match="offset"):
+        datasets.make_parallel(8, offset=(1.0, 2.0, 3.0))
