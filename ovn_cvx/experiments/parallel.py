@@ -217,6 +217,14 @@ def to_markdown(table: pd.DataFrame) -> str:
     return markdown_table(COLUMNS, rows)
 
 
+def claim_sets(random_state=0) -> dict:
+    """The reproduction's two sets for the claim: :func:`~ovn_cvx.datasets.make_parallel` (200 points, symmetric
+    about the origin: the optimum is parallel) and the same set moved by (1, 2) (the origin elsewhere)."""
+    from ..datasets import make_parallel
+    return {"symmetric about the origin": make_parallel(200, random_state=random_state),
+            "moved by (1, 2)": make_parallel(200, offset=(1.0, 2.0), random_state=random_state)}
+
+
 def _lines(ax, grid, shape, values, levels, **style):
     """Level sets of a linear function sampled on ``grid``."""
     ax.contour(grid[0], grid[1], values.reshape(shape), levels=levels, **style)

@@ -160,3 +160,23 @@ def test_fewer_support_vectors_claim(ovn_sv, ovn_acc, expected):
     moons = out[out["scope"] == "moons, rbf"]
     assert moons["verdict"].tolist() == [expected]
     assert set(out.loc[out["scope"] != "moons, rbf", "verdict"]) == {NOT_RUN}
+
+
+def parallel_table(angles, svc_angles, agreement=1.0):
+    alphas = [0.0, 0.5, 0.75, 0.9]
+    return pd.DataFrame({"alpha": alphas, "in_claim": [a >= 0.5 for a in alphas], "angle_w1_neg_w2": angles,
+                         "angle_svc": svc_angles, "agreement_svc": agreement, "angle_svc_matched": 0.0,
+                         "agreement_svc_matched": 1.0})
+
+
+def test_parallel_claim_is_judged_on_the_claim_s_alphas_only():
+    claims = [c for c in paper.CLAIMS if c.check == "parallel"]
+    out = check_claims(rows([]), 3, claims, {
+        "a": parallel_table([30.0, 0.0, 0.05, 0.0], [9.0, 0.0, 0.0, 0.0]),   # α = 0 is outside the claim
+        "b": parallel_table([0.0, 0.0, 0.0, 0.0], [0.0, 5.0, 0.0, 0.0]),
+        "c": parallel_table([0.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]),
+        "d": parallel_table([0.0, 3.0, 2.0, 1.0], [0.0, 0.0, 0.0, 0.0]),
+    })
+    assert out["verdict"].tolist() == ["holds", "holds", "holds", "mixed", "mixed", "fails"]
+    assert "identical" not in " ".join(out["scope"][out["scope"].str.startswith(("c", "d"))])
+    assert check_claims(rows([]), 3, claims)["verdict"].tolist() == [NOT_RUN]
