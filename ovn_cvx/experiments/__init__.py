@@ -1,11 +1,17 @@
-"""Reproduction of the paper's experiments: ``ovn-cvx reproduce`` (tables, figures, report).
+"""Reproduction of the paper's experiments: ``ovn-cvx reproduce`` (tables, verdicts, figures, report).
 
-Library entry points: :func:`reproduce` (everything), :func:`run_table` (one table),
-:class:`ReproduceConfig` (seeds, grids, subsampling), :mod:`.paper` (the paper's reported numbers).
+Library entry points: :func:`reproduce` (everything), :func:`run_table` (one table), :class:`ReproduceConfig`
+(seeds, grids, subsampling), :mod:`.paper` (the paper's numbers, with their table and row), :func:`assess` and
+:func:`check_claims` (each paper number and claim against a run's results, :mod:`.verdicts`),
+:func:`measure_parallel` (the parallel-hyperplane claim, :mod:`.parallel`).
 """
+from .parallel import measure_parallel
+from .paper import PAPER_NUMBERS, paper_numbers
 from .protocols import Grid, evaluate, sigma_to_gamma
 from .reproduce import reproduce
 from .tables import TABLES, ReproduceConfig, run_table, summary_markdown, to_markdown
+from .verdicts import Band, assess, check_claims, verdict
 
-__all__ = ["Grid", "ReproduceConfig", "TABLES", "evaluate", "reproduce", "run_table", "sigma_to_gamma",
-           "summary_markdown", "to_markdown"]
+__all__ = ["Band", "Grid", "PAPER_NUMBERS", "ReproduceConfig", "TABLES", "assess", "check_claims", "evaluate",
+           "measure_parallel", "paper_numbers", "reproduce", "run_table", "sigma_to_gamma", "summary_markdown",
+           "to_markdown", "verdict"]

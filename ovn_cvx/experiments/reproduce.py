@@ -187,11 +187,11 @@ def _report(config, tables, results, verdicts, claims, parallel, figures, starte
              "Verdict of a paper number: **reproduced** when its rounding interval (\"0.10\" = [0.095, 0.105]) "
              "overlaps our *band* — the range of our numbers over the shuffle seeds and both protocols (the paper "
              "protocol at every seed, nested CV at the main seed; one seed only for the large sets, whose range is "
-             "then widened by the fold standard error, max fold sd / √folds); **above** / **below** when our whole band lies above / below "
-             "it (for the Hamming loss \"above\" is a larger loss); **not comparable** when the paper's data are "
-             "unknown (its synthetic set, its 2-D toys: only their pattern is checked). Computed by "
-             "`ovn_cvx.experiments.verdicts`; the paper's numbers come from `ovn_cvx.experiments.paper` (table and "
-             "row of each).", ""]
+             "then widened by the fold standard error, max fold sd / √folds); **above** / **below** when our whole "
+             "band lies above / below it (for the Hamming loss \"above\" is a larger loss); **not comparable** "
+             "when the paper's data are unknown (its synthetic set, its 2-D toys: only their pattern is checked). "
+             "Computed by `ovn_cvx.experiments.verdicts`; the paper's numbers come from `ovn_cvx.experiments.paper` "
+             "(table and row of each).", ""]
     if len(verdicts):
         by_table = verdicts.groupby("table")["verdict"].value_counts().unstack(fill_value=0)
         lines += [markdown_table(["paper table", *by_table.columns],

@@ -175,3 +175,10 @@ def test_bad_selection_is_rejected(tmp_path):
         reproduce(ReproduceConfig(datasets=("nope",)), tmp_path)
     with pytest.raises(ValueError, match="tables"):
         reproduce(ReproduceConfig(tables=("nope",)), tmp_path)
+
+
+def test_band_seeds_follow_the_main_seed_for_small_sets_only():
+    cfg = ReproduceConfig(seed=7, band_seeds=3, band_max_samples=500)
+    assert cfg.seeds_for(500) == (7, 8, 9) and cfg.seeds_for(501) == (7,)
+    with pytest.raises(ValueError, match="band_seeds"):
+        ReproduceConfig(band_seeds=0)

@@ -84,6 +84,7 @@ def test_compare_prints_the_report(tiny_suite, capsys):
     (["reproduce", "--max-samples", "5"], "argument --max-samples: must be >= 30"),
     (["reproduce", "--n-jobs", "0"], "argument --n-jobs: must be >= 1, got 0"),
     (["reproduce", "--n-jobs", "two"], "argument --n-jobs: must be an integer, got 'two'"),
+    (["reproduce", "--band-seeds", "0"], "argument --band-seeds: must be >= 1, got 0"),
     (["reproduce", "--out", f"{__file__}/below"], "argument --out: .* is not a directory"),
 ])
 def test_bad_arguments_are_usage_errors(argv, message, capsys):
