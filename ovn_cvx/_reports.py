@@ -1,4 +1,5 @@
-"""What every report of the package shares: the environment stamp and the Markdown table writer."""
+"""What every report of the package shares: the environment stamp, the Markdown table writer and the test for
+the optional matplotlib (the extra ``plots``)."""
 from __future__ import annotations
 
 import importlib.metadata
@@ -40,3 +41,15 @@ def markdown_table(header, rows) -> str:
     lines = ["| " + " | ".join(map(str, header)) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
     return "\n".join(lines)
+
+
+MISSING_MATPLOTLIB = ("matplotlib is not installed: figures skipped (install the extra: "
+                      "pip install 'ovn-cvx[plots]'); the tables are complete without it")
+
+
+def matplotlib_available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True

@@ -9,16 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-MISSING_MATPLOTLIB = ("matplotlib is not installed: figures skipped (install the extra: "
-                      "pip install 'ovn-cvx[plots]'); the tables are complete without it")
-
-
-def matplotlib_available() -> bool:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+from .._reports import MISSING_MATPLOTLIB, matplotlib_available
 
 
 def _final(model):

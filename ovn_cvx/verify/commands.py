@@ -2,8 +2,9 @@
 
 ``verify`` runs the suite (default: small, about a minute at most; ``--full``: larger problems) with every
 check, prints the solver-comparison table and the checks, optionally writes the reports (``--out DIR``:
-report.md, comparison.csv, summary.csv, checks.csv, report.json) and exits with status 1 when the suite
-fails (see :mod:`ovn_cvx.verify.runner`). ``compare`` prints the solver-comparison report only.
+report.md, comparison.csv, summary.csv, breakdown.csv, profile.csv, checks.csv, report.json and the performance
+profile figure) and exits with status 1 when the suite fails (see :mod:`ovn_cvx.verify.runner`). ``compare`` prints
+the solver-comparison report only.
 """
 from __future__ import annotations
 
@@ -92,7 +93,8 @@ def _add_common(p) -> None:
                    choices=[*VARIANTS, *KINDS, *(f"{k}-{v}" for k in KINDS for v in VARIANTS)],
                    help=f"select problems by variant {VARIANTS}, kind {KINDS} or '<kind>-<variant>'")
     p.add_argument("--out", metavar="DIR", type=output_directory,
-                   help="write report.md, comparison.csv, summary.csv, checks.csv, report.json into DIR")
+                   help="write report.md, comparison.csv, summary.csv, breakdown.csv, profile.csv, checks.csv, "
+                        "report.json and performance_profile.png (with matplotlib) into DIR")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress on stderr (a tqdm bar when tqdm is installed, else a line per problem)")
 

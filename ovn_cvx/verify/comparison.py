@@ -208,7 +208,9 @@ def compare(problem: Problem, methods=None) -> pd.DataFrame:
     rel_gap (to the reference), max_df (max |Δf| on the training set), prediction_agreement (fraction of
     training samples given the reference's labels by docs/theory.md §5, among those not within 1e-6 of a tie or of the
     multilabel threshold), constraint_violation, kkt_residual and its parts kkt_*, compile_time, solve_time,
-    wall_time, iterations, note (why a method did not run, or the solver's error), reference. The reference is
+    wall_time, iterations, note (why a method did not run, or the solver's error), reference (this row is the
+    reference), margin_pairs (pairs on the margin at the reference, by its KKT certificate; −1 without one) and
+    regime (:func:`regime`; "unknown" without a reference). The reference is
     ``CLARABEL:high`` when it succeeds and is certified, else the
     certified successful result with the lowest objective; its own row is checked by its certificate.
     """
@@ -239,7 +241,20 @@ def compare_runs(problem: Problem, methods=None) -> tuple[pd.DataFrame, dict, So
     is_ref = np.array([reference is not None and r is reference for _, r, _, _ in runs])
     table.loc[is_ref, "checked_success"] = table.loc[is_ref, "claimed_success"] & table.loc[is_ref, "certified"]
     table["reference"] = is_ref
+    margin = certificate(reference).n_margin if reference is not None else -1
+    table["margin_pairs"] = margin
+    table["regime"] = "unknown" if reference is None else regime(problem, margin)
     return table, {m.label: r for m, r, _, _ in runs}, reference
+
+
+def regime(problem: Problem, margin_pairs: int) -> str:
+    """"degenerate" when more pairs lie on the margin at the optimum than there are free primal directions,
+    (d+1)K − d·[hard w] − [hard b] (d = M, or the kernel factor's rank): the margin constraints are then linearly
+    dependent and their multipliers not unique (on the default suite: pairs where W ≈ 0, the separable
+    unseen-label set, and soft-w problems with many pairs on the margin); else "benign"."""
+    d = problem.kernel_factor.rank if problem.is_kernel else problem.n_features
+    free = (d + 1) * problem.n_classes - (d if problem.hard_w else 0) - (1 if problem.hard_b else 0)
+    return "degenerate" if margin_pairs > free else "benign"
 
 
 def _pick_reference(problem, runs, certificate) -> SolveResult | None:
@@ -257,5 +272,5 @@ def _pick_reference(problem, runs, certificate) -> SolveResult | None:
 
 
 __all__ = ["CVXPY_SOLVERS", "EXTRA_SOLVERS", "HIGH_ACCURACY", "Method", "PRESETS", "QP_METHODS", "REFERENCE_METHOD",
-           "REGISTERED", "TOLERANCES", "compare", "compare_runs", "default_methods", "register_method", "run_method",
-           "tolerances"]
+           "REGISTERED", "TOLERANCES", "compare", "compare_runs", "default_methods", "regime", "register_method",
+           "run_method", "tolerances"]

@@ -1,5 +1,6 @@
 """The results of a verification run and their metrics: why it fails, qpbenchmark's per-method summary
-(success and correct rates, shifted geometric means of the times) and the per-check summary."""
+(success and correct rates, shifted geometric means of the times), the same by problem family, the performance
+profile and the per-check summary."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._reports import environment
+from .profiles import performance_profile
 from .report import render_markdown, write_report
 
 #: qpbenchmark's shift for the shifted geometric mean; applied to times in milliseconds (the suite's
@@ -19,6 +21,44 @@ def shifted_geometric_mean(values, shift: float = TIME_SHIFT_MS) -> float:
     """exp(mean(log(v + shift))) − shift (qpbenchmark's aggregate of runtimes)."""
     values = np.asarray(values, dtype=float)
     return float(np.exp(np.log(values + shift).mean()) - shift) if values.size else np.nan
+
+
+#: size families of :meth:`SuiteReport.breakdown`, by the number of pairs n (hinge terms)
+SIZE_BUCKETS = ((100, "n<100"), (1000, "100≤n<1000"), (np.inf, "n≥1000"))
+
+
+def size_bucket(pairs: int) -> str:
+    return next(label for limit, label in SIZE_BUCKETS if pairs < limit)
+
+
+def _summarize(ran: pd.DataFrame) -> pd.DataFrame:
+    """The per-method metrics of :meth:`SuiteReport.summary` over the rows ``ran`` (methods that ran)."""
+    if ran.empty:
+        return pd.DataFrame()
+    ran = ran.copy()
+    for column, charged in (("solve_time", "charged_solve"), ("wall_time", "charged_wall")):
+        ms = ran[column] * 1e3
+        slowest = ms.groupby([ran["case"], ran["formulation"]]).transform("max")
+        ran[charged] = np.where(ran["checked_success"], ms, slowest)
+    rows = []
+    for method, g in ran.groupby("method", sort=False):
+        claimed = g["claimed_success"]
+        rows.append({
+            "method": method, "problems": len(g),
+            "success_rate": g["checked_success"].mean(),
+            "correct_rate": (g["checked_success"] & claimed).sum() / claimed.sum() if claimed.any() else np.nan,
+            "certified_rate": g["certified"].mean(),
+            "time_sgm": shifted_geometric_mean(g["charged_solve"]),
+            "wall_sgm": shifted_geometric_mean(g["charged_wall"]),
+            "median_rel_gap": g["rel_gap"].median(), "max_rel_gap": g["rel_gap"].max(),
+            "max_df": g["max_df"].max(), "max_constraint_violation": g["constraint_violation"].max(),
+            "max_kkt_residual": g["kkt_residual"].max(), "total_time_s": g["wall_time"].sum()})
+    table = pd.DataFrame(rows)
+    for column in ("time_sgm", "wall_sgm"):
+        # normalised with the shift (as qpbenchmark): a method whose own times round to 0 (some CVXPY
+        # interfaces report solve_time 0) must not divide every other method by ~1e-15
+        table[column] = (table[column] + TIME_SHIFT_MS) / (table[column].min() + TIME_SHIFT_MS)
+    return table
 
 
 @dataclass
@@ -65,32 +105,27 @@ class SuiteReport:
         whole run — and of the wall time of the whole ``solve`` call; a run that did not pass its checks is
         charged the slowest time of any method on that problem), median and max of the objective gap,
         max |Δf|, constraint violation and KKT residual, and the total wall time."""
-        ran = self.comparison[self.comparison["status"] != "unavailable"].copy()
+        return _summarize(self.comparison[self.comparison["status"] != "unavailable"])
+
+    def breakdown(self) -> pd.DataFrame:
+        """:meth:`summary`'s success_rate, correct_rate, time_sgm and wall_sgm per problem family (as qpbenchmark's
+        per-test-set results): ``family`` "kind" (linear/kernel), "variant", "size" (pairs: :data:`SIZE_BUCKETS`)
+        or "regime" (benign/degenerate, :func:`~ovn_cvx.verify.comparison.regime`), ``group`` its value; the
+        times normalised to the best method within the group."""
+        ran = self.comparison[self.comparison["status"] != "unavailable"]
+        columns = ["family", "group", "method", "problems", "success_rate", "correct_rate", "time_sgm", "wall_sgm"]
         if ran.empty:
-            return pd.DataFrame()
-        for column, charged in (("solve_time", "charged_solve"), ("wall_time", "charged_wall")):
-            ms = ran[column] * 1e3
-            slowest = ms.groupby([ran["case"], ran["formulation"]]).transform("max")
-            ran[charged] = np.where(ran["checked_success"], ms, slowest)
-        rows = []
-        for method, g in ran.groupby("method", sort=False):
-            claimed = g["claimed_success"]
-            rows.append({
-                "method": method, "problems": len(g),
-                "success_rate": g["checked_success"].mean(),
-                "correct_rate": (g["checked_success"] & claimed).sum() / claimed.sum() if claimed.any() else np.nan,
-                "certified_rate": g["certified"].mean(),
-                "time_sgm": shifted_geometric_mean(g["charged_solve"]),
-                "wall_sgm": shifted_geometric_mean(g["charged_wall"]),
-                "median_rel_gap": g["rel_gap"].median(), "max_rel_gap": g["rel_gap"].max(),
-                "max_df": g["max_df"].max(), "max_constraint_violation": g["constraint_violation"].max(),
-                "max_kkt_residual": g["kkt_residual"].max(), "total_time_s": g["wall_time"].sum()})
-        table = pd.DataFrame(rows)
-        for column in ("time_sgm", "wall_sgm"):
-            # normalised with the shift (as qpbenchmark): a method whose own times round to 0 (some CVXPY
-            # interfaces report solve_time 0) must not divide every other method by ~1e-15
-            table[column] = (table[column] + TIME_SHIFT_MS) / (table[column].min() + TIME_SHIFT_MS)
-        return table
+            return pd.DataFrame(columns=columns)
+        parts = ran["formulation"].str.split("-", n=1, expand=True)
+        families = {"kind": parts[0], "variant": parts[1], "size": ran["pairs"].map(size_bucket),
+                    "regime": ran["regime"]}
+        tables = [_summarize(ran[key == group]).assign(family=family, group=group)
+                  for family, key in families.items() for group in key.drop_duplicates()]
+        return pd.concat(tables, ignore_index=True)[columns]
+
+    def profile(self, taus=None, time_column: str = "wall_time") -> pd.DataFrame:
+        """The Dolan–Moré performance profile (:func:`~ovn_cvx.verify.profiles.performance_profile`)."""
+        return performance_profile(self.comparison, taus, time_column)
 
     def check_summary(self) -> pd.DataFrame:
         """One row per (case, formulation, check): passed, and the measure closest to its tolerance."""
@@ -104,12 +139,13 @@ class SuiteReport:
             ["case", "formulation", "check", "passed", "worst_measure", "value", "tolerance"]].reset_index(drop=True)
 
     def to_markdown(self) -> str:
-        """The Markdown report: machine, solver comparison, checks, failures."""
+        """The Markdown report: machine, solver comparison, performance profile (table; the figure only with
+        :meth:`write`), by-family breakdown, checks, failures."""
         return render_markdown(self)
 
     def write(self, out_dir) -> dict:
-        """Write report.md, comparison.csv, summary.csv, checks.csv and report.json into ``out_dir``."""
+        """Write the report files into ``out_dir`` (:func:`~ovn_cvx.verify.report.write_report`)."""
         return write_report(self, out_dir)
 
 
-__all__ = ["SuiteReport", "TIME_SHIFT_MS", "shifted_geometric_mean"]
+__all__ = ["SIZE_BUCKETS", "SuiteReport", "TIME_SHIFT_MS", "shifted_geometric_mean", "size_bucket"]
