@@ -7,6 +7,7 @@ here, not passed to the ``Problem`` (which rejects them); see :class:`OvNClassif
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,6 +16,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.calibration import _SigmoidCalibration
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.isotonic import IsotonicRegression
+from sklearn.kernel_approximation import Nystroem, RBFSampler
 from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
@@ -23,12 +25,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, column_or_1d, validate_data
 
 from ._validation import naming
-from .kernels import NAMED_KERNELS
+from .kernels import NAMED_KERNELS, resolve_gamma
 from .labels import TIE_TOL, DecisionRule, label_indicator, predict_labels
 from .objective import residuals, training_decision
 from .problem import VARIANTS, Problem
 from .rules import SCORERS, learn_rule
 from .solve import solve
+from .solvers.mm import blas_controller
 
 #: decision value of a label that never occurs positively in the training data: the most negative finite
 #: float, so it is below every threshold and never the argmax, yet scikit-learn's metrics accept it.
@@ -44,6 +47,10 @@ SUPPORT_TOL = 1e-6
 FALLBACKS = ("argmax", "none")
 NEGATIVES = ("none", "rest")
 DECISION_RULES = ("paper", "cv")
+KERNEL_APPROXIMATIONS = ("nystroem", "rff")
+#: the kernels scikit-learn's ``Nystroem`` evaluates on whole matrices (it calls a callable pair by pair, and a
+#: precomputed matrix has no rows to sample the map from)
+NYSTROEM_KERNELS = ("linear", "rbf", "poly", "sigmoid")
 
 
 class _RealInterval(Interval):
@@ -71,6 +78,17 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         ``"linear"`` solves the primal linear problem; the others the kernel problem.
     gamma, degree, coef0 :
         Kernel parameters as in :class:`sklearn.svm.SVC` (``gamma="scale"`` is 1 / (M · Var X)).
+    kernel_approximation : {None, "nystroem", "rff"}, default=None
+        None: the exact kernel (a problem of N coefficients per class, with the N×N Gram matrix). ``"nystroem"``
+        (scikit-learn's ``Nystroem``, kernels "linear", "rbf", "poly", "sigmoid") or ``"rff"`` (random Fourier
+        features, scikit-learn's ``RBFSampler``; ``kernel="rbf"`` only): the kernel is replaced by an explicit
+        feature map of ``n_components`` features and the problem is solved in the linear (primal) form on them,
+        for large N. Nyström with ``n_components`` = N spans the exact kernel's feature space (the same
+        solution).
+    n_components : int >= 1, default=100
+        Number of features r of ``kernel_approximation`` (Nyström: at most the number of training samples).
+    random_state : int, RandomState instance or None, default=None
+        The random choices of ``kernel_approximation`` (Nyström's sample, the Fourier frequencies).
     alpha : float, default=0.0
         Coupling of the weight vectors, in the open interval (−1/(K−1), 1). The hard-w variants (HwSb, HwHb)
         ignore it (Σ_k w_k = 0 removes the coupling), without a warning, so that one grid can search variant
@@ -128,7 +146,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     multilabel_ : bool
         True when fitted on an indicator matrix.
     result_ : SolveResult
-        The solution of the training problem (``coef`` is W or A, ``b`` the biases) of the fitted labels.
+        The solution of the training problem of the fitted labels (``coef`` is W or A, ``b`` the biases), without
+        the problem itself (``problem`` is None: a fitted model keeps no training Gram matrix and, for kernels,
+        only the training rows with nonzero coefficients); ``result_.decision_function`` takes X.
     fitted_labels_ : ndarray of int
         Columns of the membership matrix that were fitted; the others never had a positive example.
     support_ : ndarray of int
@@ -137,7 +157,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         to class k. A pair is a support vector when its residual 1 − y_p f_{k_p}(x_{i_p}) >= −1e-6
         (``SUPPORT_TOL``: its dual variable can be nonzero, docs/theory.md §6).
     n_support_ : ndarray of shape (K,)
-    coef_, intercept_ : linear kernel only
+    coef_, intercept_ : linear kernel (without ``kernel_approximation``) only
         Shape (K, M) and (K,): row k is w_k and b_k. Binary (1-D ``y`` with two classes): shape (1, M) and
         (1,), the half-difference (w_2 − w_1)/2, (b_2 − b_1)/2, so that ``decision_function`` is
         ``X @ coef_.T + intercept_`` as for scikit-learn's linear models.
@@ -181,7 +201,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, variant="SwHb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
                  beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", negatives="none",
                  decision_rule="paper", rule_scoring="jaccard", rule_cv=5, probability=False, calibration="sigmoid",
-                 tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None):
+                 tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None, kernel_approximation=None,
+                 n_components=100, random_state=None):
         self.variant = variant
         self.kernel = kernel
         self.gamma = gamma
@@ -203,6 +224,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.warm_start = warm_start
         self.class_weight = class_weight
+        self.kernel_approximation = kernel_approximation
+        self.n_components = n_components
+        self.random_state = random_state
 
     # --- scikit-learn plumbing ------------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -236,6 +260,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "kernel_approximation": [StrOptions(set(KERNEL_APPROXIMATIONS)), None],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
     }
 
     # --- targets ------------------------------------------------------------------------------
@@ -288,6 +315,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         if self.solver.lower() != "mm":
             from .solvers.cvxpy_solver import check_solver
             check_solver(self.solver)
+        self._check_approximation()
         with naming("X"):
             X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64)
         if sp.issparse(X):  # the formulations work on dense arrays
@@ -322,20 +350,28 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         if self.negatives == "rest":
             Y = np.where(Y == 0, -1.0, Y)
         alpha = 0.0 if self.variant.startswith("Hw") else self.alpha  # ignored by hard w: no warning per fit
-        problem = Problem(X, Y, self.variant, self.kernel, alpha=alpha, beta=self.beta,
-                          bias_penalty=self.bias_penalty, gamma=self.gamma, degree=self.degree,
+        feature_map = self._feature_map(X)
+        if feature_map is not None:
+            # one BLAS thread, as the solver: Nyström's SVD of its r×r block measured 14.6 s threaded, 1.0 s not
+            # (r = 1000, 2 cores)
+            with blas_controller().limit(limits=1, user_api="blas"):
+                X = feature_map.fit_transform(X)
+        problem = Problem(X, Y, self.variant, self.kernel if feature_map is None else "linear", alpha=alpha,
+                          beta=self.beta, bias_penalty=self.bias_penalty, gamma=self.gamma, degree=self.degree,
                           coef0=self.coef0, sample_weight=s, label_weight=label_weight)
         result = self._solve(problem)
         self._check_result(result)
-        self.result_ = result
         self.degenerate_labels_ = self._degenerate_labels(result)
         self.n_iter_ = result.iterations
         self._set_support(result)
-        if problem.is_kernel:
+        if problem.is_kernel or feature_map is not None:
             for stale in ("coef_", "intercept_"):  # from an earlier linear fit
                 self.__dict__.pop(stale, None)
         else:
             self._set_linear_coef(result)
+        # the fitted model keeps what prediction needs, not the training problem (its X, Gram matrix, factor)
+        self.result_ = result.slim(feature_map)
+        self._start = (problem.variant, problem.is_kernel, self.result_)  # for warm_start
         for stale in ("rule_", "rule_scores_", "calibrators_"):  # from an earlier fit with other parameters
             self.__dict__.pop(stale, None)
         learn = self.decision_rule == "cv" and self.multilabel_
@@ -356,12 +392,15 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         folds = KFold(self.rule_cv, shuffle=True, random_state=0) if isinstance(self.rule_cv, Integral) \
             else self.rule_cv
         fold_model = clone(self).set_params(decision_rule="paper", probability=False, warm_start=True)
-        fold_model.result_ = self.result_  # the first fold fit starts from the full fit (MM; else cold)
-        F = np.empty((X.shape[0], self.classes_.size))
+        fold_model._start = self._start  # the first fold fit starts from the full fit (MM; else cold)
+        F = np.full((X.shape[0], self.classes_.size), NEVER)
         for train, test in folds.split(X, y):
             X_train, y_train = _safe_split(self, X, y, train)
             X_test, _ = _safe_split(self, X, y, test, train)
-            F[test] = fold_model.fit(X_train, y_train, sample_weight=sample_weight[train])._decision(X_test)
+            fold_model.fit(X_train, y_train, sample_weight=sample_weight[train])
+            # 1-D y: a fold can miss a class (its values stay NEVER, as a label left out of a fold fit)
+            columns = np.searchsorted(self.classes_, fold_model.classes_)
+            F[np.ix_(test, columns)] = fold_model._decision(X_test)
         return F
 
     def _calibrate(self, F, Y, sample_weight):
@@ -382,15 +421,37 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     def _precomputed(self):
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
+    def _check_approximation(self):
+        approximation = self.kernel_approximation
+        if approximation == "rff" and not (isinstance(self.kernel, str) and self.kernel == "rbf"):
+            raise ValueError(f"kernel_approximation='rff' (random Fourier features) approximates the RBF kernel "
+                             f"only; got kernel={self.kernel!r}: use kernel='rbf' or kernel_approximation='nystroem'")
+        if approximation == "nystroem" and not (isinstance(self.kernel, str) and self.kernel in NYSTROEM_KERNELS):
+            raise ValueError(f"kernel_approximation='nystroem' needs one of the kernels {NYSTROEM_KERNELS}, got "
+                             f"kernel={self.kernel!r} (scikit-learn's Nystroem calls a callable kernel pair by "
+                             "pair, and a precomputed matrix has no rows to build the map from)")
+
+    def _feature_map(self, X):
+        """The unfitted scikit-learn map of ``kernel_approximation`` for the training patterns X, or None;
+        gamma is resolved on X as for the exact kernel."""
+        if self.kernel_approximation is None:
+            return None
+        gamma = resolve_gamma(self.gamma, X)
+        if self.kernel_approximation == "rff":
+            return RBFSampler(gamma=gamma, n_components=self.n_components, random_state=self.random_state)
+        # Nyström samples n_components of the training rows: at most all of them
+        return Nystroem(self.kernel, gamma=gamma, coef0=self.coef0, degree=self.degree,
+                        n_components=min(self.n_components, X.shape[0]), random_state=self.random_state)
+
     def _solve(self, problem):
         if self.solver.lower() != "mm":
             return solve(problem, method="cvxpy", solver=self.solver)
-        previous = getattr(self, "result_", None) if self.warm_start else None
-        if previous is not None and (previous.problem.variant != problem.variant
-                                     or previous.problem.is_kernel != problem.is_kernel
-                                     or previous.problem.coef_shape != problem.coef_shape):
-            previous = None  # not a starting point for this problem: start cold
-        return solve(problem, method="mm", gap_tol=self.tol, max_iter=self.max_iter, warm_start=previous)
+        start = None
+        if self.warm_start and hasattr(self, "_start"):
+            variant, is_kernel, previous = self._start
+            if (variant, is_kernel, previous.coef.shape) == (problem.variant, problem.is_kernel, problem.coef_shape):
+                start = replace(previous, problem=problem)  # the previous solution as a start for this problem
+        return solve(problem, method="mm", gap_tol=self.tol, max_iter=self.max_iter, warm_start=start)
 
     def _check_result(self, result):
         where = f"{result.method}/{result.solver}"

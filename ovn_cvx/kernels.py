@@ -27,7 +27,8 @@ def validate_kernel(kernel, gamma=None, degree=3, coef0=0.0) -> tuple:
     return gamma, check_number("degree", degree, low=0, integer=True), check_number("coef0", coef0)
 
 
-def _resolve_gamma(gamma, X_train):
+def resolve_gamma(gamma, X_train) -> float:
+    """The numeric γ of "scale" (1 / (M · Var X), as ``SVC``; None means "scale"), "auto" (1 / M) or a number."""
     if gamma is None or gamma == "scale":
         var = X_train.var()
         return 1.0 / (X_train.shape[1] * var) if var > 0 else 1.0
@@ -54,7 +55,7 @@ def kernel_matrix(kernel, X_new, X_train, *, gamma=None, degree=3, coef0=0.0, n_
         if not np.isfinite(K).all():
             raise ValueError("the kernel callable returned non-finite values")
         return K
-    params = {"gamma": _resolve_gamma(gamma, X_train), "degree": degree, "coef0": coef0}
+    params = {"gamma": resolve_gamma(gamma, X_train), "degree": degree, "coef0": coef0}
     params = {k: v for k, v in params.items() if k in KERNEL_PARAMS[kernel]}
     return pairwise_kernels(X_new, X_train, metric=kernel, **params)
 

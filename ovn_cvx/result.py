@@ -1,17 +1,67 @@
 """The one result type every solver back end returns."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sklearn.utils.validation import check_array
 
+from .kernels import kernel_matrix, resolve_gamma
 from .problem import Problem
 
 #: the status that means "a solution to the requested accuracy": CVXPY's solver verdict, or (fast solver) a
 #: proven bound on F − F* within ``gap_tol`` (docs/theory.md §6)
 SUCCESS_STATUSES = ("optimal",)
+
+
+@dataclass(frozen=True)
+class Predictor:
+    """What prediction needs from a solution, and nothing else (no training Gram matrix, no other rows of X):
+    f(x) = Wᵀ x + b (linear), or Σ_{i∈S} A_i κ(x_i, x) + b over the set S of training rows whose coefficients
+    are not all zero (kernel; for "precomputed" only their column indices). A ``feature_map`` (a fitted
+    scikit-learn transformer, e.g. a Nyström map) is applied to X first."""
+
+    coef: np.ndarray
+    b: np.ndarray
+    n_features: int
+    kernel: object = None  #: None: linear (coef = W)
+    params: dict = field(default_factory=dict)  #: κ's gamma (resolved on the training data), degree, coef0
+    support: np.ndarray | None = None  #: kernel: the rows S of the training set
+    basis: np.ndarray | None = None  #: kernel (not precomputed): X[S]
+    feature_map: object = None
+
+    @classmethod
+    def from_solution(cls, problem: Problem, coef: np.ndarray, b: np.ndarray, feature_map=None) -> "Predictor":
+        if not problem.is_kernel:
+            return cls(coef=coef, b=b, n_features=problem.n_features, feature_map=feature_map)
+        # exact zeros: the rows of samples with μ_p = 0 of a dual-based solution (the MM polish, the pair form);
+        # no threshold, since on a singular G a row of small coefficients can carry a real part of w
+        support = np.flatnonzero((coef != 0).any(axis=1))
+        precomputed = isinstance(problem.kernel, str) and problem.kernel == "precomputed"
+        gamma = problem.gamma if callable(problem.kernel) or precomputed else resolve_gamma(problem.gamma,
+                                                                                              problem.X)
+        return cls(coef=coef[support], b=b, n_features=problem.n_features, kernel=problem.kernel,
+                   params={"gamma": gamma, "degree": problem.degree, "coef0": problem.coef0}, support=support,
+                   basis=None if precomputed else problem.X[support], feature_map=feature_map)
+
+    def decision_function(self, X_new) -> np.ndarray:
+        """f_k(x) for every row of X_new, shape (n, K)."""
+        if self.feature_map is not None:
+            X_new = self.feature_map.transform(X_new)
+        X_new = check_array(X_new, dtype=np.float64, input_name="X")
+        if X_new.shape[1] != self.n_features:
+            what = "columns (a precomputed kernel against the training set)" if self.basis is None \
+                and self.kernel is not None else "features"
+            raise ValueError(f"X has {X_new.shape[1]} {what}, the problem has {self.n_features}")
+        if self.kernel is None:
+            return X_new @ self.coef + self.b
+        if self.basis is None:  # precomputed
+            G = X_new[:, self.support]
+        elif not self.support.size:  # W = 0; pairwise_kernels rejects an empty basis
+            G = np.zeros((X_new.shape[0], 0))
+        else:
+            G = kernel_matrix(self.kernel, X_new, self.basis, **self.params)
+        return G @ self.coef + self.b
 
 
 @dataclass
@@ -23,10 +73,12 @@ class SolveResult:
     ("optimal", "optimal_inaccurate", "infeasible", "unbounded", "user_limit", "solver_error" for
     CVXPY; "optimal", "inaccurate" or "max_iter" for the fast solver, which says "optimal" only with a proven
     bound on F − F*, in ``info["gap_bound"]``); only "optimal" counts as ``success``.
-    When no solution was produced, ``coef`` and ``b`` are None and ``objective`` is NaN.
+    When no solution was produced, ``coef`` and ``b`` are None and ``objective`` is NaN. A :meth:`slim` copy
+    (a fitted ``OvNClassifier``'s ``result_``) has ``problem`` None: it keeps the solver's report, ``coef``, ``b``
+    and what ``decision_function`` needs, not the training data.
     """
 
-    problem: Problem
+    problem: Problem | None
     coef: np.ndarray | None
     b: np.ndarray | None
     objective: float
@@ -38,6 +90,8 @@ class SolveResult:
     iterations: int | None = None
     history: np.ndarray | None = None
     info: dict = field(default_factory=dict)
+    #: built on first use; not an init field, so that ``dataclasses.replace`` (another problem) drops it
+    _predictor: Predictor | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def success(self) -> bool:
@@ -52,15 +106,27 @@ class SolveResult:
             raise RuntimeError(f"{self.method}/{self.solver} produced no solution (status {self.status!r}"
                                + (f": {self.info['error']}" if "error" in self.info else "") + ")")
 
-    def decision_function(self, X_new) -> np.ndarray:
-        """f_k(x) for every row of X_new, shape (n, K): X_new W + 1bᵀ or κ(X_new, X_train) A + 1bᵀ."""
+    @property
+    def predictor(self) -> Predictor:
+        """The :class:`Predictor` of the solution (built on first use)."""
         self._require_solution()
-        if self.problem.is_kernel:
-            return self.problem.kernel_matrix(X_new) @ self.coef + self.b
-        X_new = check_array(X_new, dtype=np.float64, input_name="X")
-        if X_new.shape[1] != self.problem.n_features:
-            raise ValueError(f"X has {X_new.shape[1]} features, the problem has {self.problem.n_features}")
-        return X_new @ self.coef + self.b
+        if self._predictor is None:
+            self._predictor = Predictor.from_solution(self.problem, self.coef, self.b)
+        return self._predictor
+
+    def decision_function(self, X_new) -> np.ndarray:
+        """f_k(x) for every row of X_new, shape (n, K): X_new W + 1bᵀ or κ(X_new, X_S) A_S + 1bᵀ over the training
+        rows S with nonzero coefficients (the others add exact zeros)."""
+        return self.predictor.decision_function(X_new)
+
+    def slim(self, feature_map=None) -> "SolveResult":
+        """A copy without the training problem (its data, Gram matrix and factor): the report, ``coef``, ``b`` and
+        the :class:`Predictor`. ``feature_map``: a fitted transformer whose output the problem's X was (then
+        ``decision_function`` takes the transformer's input)."""
+        slim = replace(self, problem=None)
+        if self.has_solution:
+            slim._predictor = Predictor.from_solution(self.problem, self.coef, self.b, feature_map)
+        return slim
 
     def __repr__(self) -> str:
         return (f"SolveResult(method={self.method!r}, solver={self.solver!r}, status={self.status!r}, "

@@ -3,7 +3,8 @@ import warnings
 import numpy as np
 import pytest
 
-from ovn_cvx import Problem
+import ovn_cvx.estimator
+from ovn_cvx import Problem, solve
 from ovn_cvx.datasets import make_data
 
 
@@ -46,3 +47,16 @@ def _no_alpha_warning_noise():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="alpha=.* is ignored")
         yield
+
+
+@pytest.fixture
+def solved_problems(monkeypatch):
+    """The Problems ``OvNClassifier`` hands to its solver, in order (a fitted model does not keep its problem)."""
+    problems = []
+
+    def spy(problem, **options):
+        problems.append(problem)
+        return solve(problem, **options)
+
+    monkeypatch.setattr(ovn_cvx.estimator, "solve", spy)
+    return problems

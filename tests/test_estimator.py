@@ -33,6 +33,11 @@ def _expected_failed_checks(estimator):
             "check_sample_weight_equivalence_on_dense_data": folds,
             "check_sample_weight_equivalence_on_sparse_data": folds,
         }
+    if estimator.kernel_approximation == "nystroem":
+        sampled = ("Nyström builds its map from n_components rows drawn from the training set; a repeated row is "
+                   "drawn (or not) differently from one row of integer weight, so weights are not repetitions")
+        return {"check_sample_weight_equivalence_on_dense_data": sampled,
+                "check_sample_weight_equivalence_on_sparse_data": sampled}
     if estimator.kernel == "precomputed":
         return {
             "check_positive_only_tag_during_fit":
@@ -48,6 +53,8 @@ def _expected_failed_checks(estimator):
 # MM is the default solver; a small max_iter keeps the run fast (the certified polish usually finishes first)
 @parametrize_with_checks([OvNClassifier(max_iter=300), OvNClassifier(kernel="precomputed", solver=REFERENCE),
                           OvNClassifier(negatives="rest", decision_rule="cv", probability=True, rule_cv=2,
+                                        max_iter=300),
+                          OvNClassifier(kernel="rbf", kernel_approximation="nystroem", n_components=20, random_state=0,
                                         max_iter=300)],
                          expected_failed_checks=_expected_failed_checks)
 def test_sklearn_estimator_checks(estimator, check):

@@ -52,6 +52,8 @@ CROSSOVER_ROUNDS = 5
 MM_FIRST_PAIRS = 5000
 MM_FIRST_BUDGET = 25
 MM_FIRST_FREE = 1000
+#: ... or with more free parameters, when the pairs outnumber them this many times (see _mm_first)
+MM_FIRST_RATIO = 5
 #: the ε continuation (when the polish fails at convergence) stops at this floor
 MIN_EPS = 1e-6
 #: the ε continuation divides ε by this (measured linear N = 10000: 2 fewer iterations than 10, certified at
@@ -82,7 +84,7 @@ def _check_warm_start(problem: Problem, warm_start):
 
 
 @functools.lru_cache(maxsize=1)
-def _blas_controller() -> ThreadpoolController:
+def blas_controller() -> ThreadpoolController:
     """Inspect the loaded BLAS libraries once: a fresh ``threadpool_limits`` re-reads the process's library map
     on every call (measured 4 ms, a quarter of a warm-started fit)."""
     return ThreadpoolController()
@@ -159,7 +161,8 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
         After ``burn_in`` MM iterations, generalized Newton steps on F̃_ε with backtracking (docs/theory.md §9.7),
         falling back to an MM step when no Newton step lowers F̃_ε: F̃_ε stays monotone. ``False``: plain MM.
     form : {"auto", "primal", "pair"}
-        The structured systems' form; "auto" is primal for linear problems and the cheaper one for kernels.
+        The structured systems' form; "auto": the cheaper one by its cost per step, for linear problems too
+        (wide data, M > N, in pair form; see ``_make_stepper``).
     finish : {"auto", "interior", "polish", "none"}
         "interior": the interior-point method (docs/theory.md §9.8) from a cold start, no MM phase. "polish": MM with
         ε continuation and the certified active-set polish (§9.5). "none": MM alone (the paper's algorithm,
@@ -206,7 +209,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
                       polish_every=polish_every or (5 if stepper.form == "pair" else 50))
     # One BLAS thread: the iterations work on small matrices, where threads only add overhead (docs/theory.md §9.7); on
     # a loaded 2-core machine even the n×n Cholesky of the pair form measured 8× slower threaded.
-    with _blas_controller().limit(limits=1, user_api="blas"):
+    with blas_controller().limit(limits=1, user_api="blas"):
         setup_time = time.perf_counter() - start
         if finish in ("polish", "none"):
             result = _mm(problem, stepper, options, warm_coef, warm_b)
@@ -254,11 +257,12 @@ def _mm_first(problem: Problem, stepper) -> bool:
     with many pairs, where a Newton iteration touches only the band while an interior-point iteration forms
     every class block (measured, blobs N = 10000: 0.038 s against 0.18 s when the polish certifies; 0.21 s
     against 0.69 s uncertified when the optimum is degenerate, so the phase gets a budget), and with few free
-    parameters K(d+1): the polish solves a system of the margin set's size (scene with every non-label a
-    negative, 7 266 pairs, K(d+1) = 1770: the phase cost 2.6 s, the interior point alone 1.6 s)."""
-    d = problem.rank_bound
-    return (stepper.form == "primal" and len(problem.pairs) >= MM_FIRST_PAIRS
-            and problem.n_classes * (d + 1) <= MM_FIRST_FREE)
+    parameters K(d+1) or many pairs per free parameter: the polish solves a system of the margin set's size
+    (scene with every non-label a negative, 7 266 pairs, K(d+1) = 1770, 4.1 pairs per parameter: the phase cost
+    2.6 s, the interior point alone 1.6 s; 100 000 pairs on 1 000 Nyström features, K = 5, 20 pairs per
+    parameter: 12 s, certified after 8 iterations, against 108 s for the interior point)."""
+    n, free = len(problem.pairs), problem.n_classes * (problem.rank_bound + 1)
+    return stepper.form == "primal" and n >= MM_FIRST_PAIRS and (free <= MM_FIRST_FREE or n >= MM_FIRST_RATIO * free)
 
 
 def _warm_polish(problem, stepper, operator, options, warm_coef, warm_b) -> SolveResult | None:

@@ -1,0 +1,199 @@
+"""Issue 15: the scale targets of the fast solver and the estimator, side by side in one run.
+
+Run by hand (not a test; each target runs in a fresh process, so that its peak memory is its own):
+
+    python benchmarks/bench_scale.py                          # every target (about 5 minutes on 2 cores)
+    python benchmarks/bench_scale.py --targets wide slim      # seconds
+    python benchmarks/bench_scale.py --dense-n 100000 --nystroem-n 20000   # smaller versions of the large targets
+
+Targets:
+
+* ``wide`` (item 1): a 60-row subset of scene (M = 294), ``ovn_cvx.solve(method="mm")`` with ``form="primal"``,
+  ``"pair"`` and the default ``"auto"`` (best of 5 runs each), and the form the estimator chooses by default.
+* ``dense`` (issue target: fit ≤ 30 s, peak memory ≤ 3× the data): ``OvNClassifier()`` (linear, MM) on dense
+  Gaussian blobs, N = 1 000 000, M = 50, K = 5 (centres N(0, I), noise σ = 2, labels uniform; written in chunks of
+  100 000 rows so that generating them does not set the peak).
+* ``nystroem`` (issue target: fit ≤ 60 s): ``OvNClassifier(kernel="rbf", kernel_approximation="nystroem",
+  n_components=1000)`` on the same blobs with N = 100 000, M = 10, K = 5.
+* ``nystroem-scene`` (issue target: accuracy within one point of the exact kernel at N = 5 000 on a bundled set):
+  no bundled set has 5 000 rows; scene (the largest, 1 211 training / 1 196 test rows, 6 labels) is used, exact
+  RBF against Nyström with r = 242 (the target's r/N = 0.2) and r = 1 000, Nyström seeds 0, 1, 2; subset accuracy
+  (``sklearn.metrics.accuracy_score``) and example-based Jaccard on the test split.
+* ``slim`` (item 4): pickled size of a fitted ``OvNClassifier`` and of scikit-learn's ``SVC`` (same kernel, the
+  argmax label) on scene's training split, RBF and linear.
+
+Memory: the peak resident set size of the process (``ru_maxrss``) minus its size just before ``fit``, i.e. what the
+fit adds to the data; "total / data" is (data + that) / data.
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import pickle
+import resource
+import time
+import warnings
+
+import numpy as np
+
+CHUNK = 100_000
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def blobs(n, n_features, n_classes, seed=0):
+    """Dense Gaussian blobs written in chunks (the generator of the docstring)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n_classes, n_features))
+    y = rng.integers(0, n_classes, n)
+    X = np.empty((n, n_features))
+    for start in range(0, n, CHUNK):
+        part = y[start:start + CHUNK]
+        X[start:start + CHUNK] = 2.0 * rng.standard_normal((part.size, n_features)) + centres[part]
+    return X, y
+
+
+def _timed_fit(model, X, y):
+    """(fitted model, seconds, MB the fit added to the process's peak)."""
+    before = _rss_mb()
+    start = time.perf_counter()
+    model.fit(X, y)
+    return model, time.perf_counter() - start, _peak_mb() - before
+
+
+def _report(result) -> str:
+    info = result.info
+    return (f"status {result.status}, proven relative gap {info['relative_gap_bound']:.1e}, form {info['form']}, "
+            f"finish {info['finish']}, {result.iterations} iterations")
+
+
+def target_wide(args):
+    import ovn_cvx
+    from ovn_cvx import OvNClassifier, Problem
+    from ovn_cvx.datasets import load_scene
+
+    X, Y = load_scene("train", return_X_y=True)
+    X, Y = X[:60], Y[:60]
+    problem = Problem(X, Y[:, (Y == 1).any(axis=0)])
+    lines = [f"scene[:60]: N = 60, M = {X.shape[1]}, {len(problem.pairs)} pairs"]
+    for form in ("primal", "pair", "auto"):
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            result = ovn_cvx.solve(problem, method="mm", form=form)
+            times.append(time.perf_counter() - start)
+        lines.append(f"  form={form!r}: {min(times):.4f} s (best of 5), objective {result.objective:.10g}, "
+                     f"{_report(result)}")
+    est = OvNClassifier().fit(X, Y)
+    lines.append(f"  OvNClassifier() default: form {est.result_.info['form']!r}")
+    return lines
+
+
+def target_dense(args):
+    from ovn_cvx import OvNClassifier
+
+    X, y = blobs(args.dense_n, 50, 5)
+    est, seconds, added = _timed_fit(OvNClassifier(), X, y)
+    data = X.nbytes / 2**20
+    return [f"dense linear: N = {X.shape[0]}, M = 50, K = 5 (data {data:.0f} MB)",
+            f"  fit {seconds:.1f} s (target <= 30 s); fit adds {added:.0f} MB at its peak: total / data = "
+            f"{(data + added) / data:.2f} (target <= 3)",
+            f"  {_report(est.result_)}",
+            f"  training accuracy {np.mean(est.predict(X[:CHUNK]) == y[:CHUNK]):.3f} (first {CHUNK} rows)"]
+
+
+def target_nystroem(args):
+    from ovn_cvx import OvNClassifier
+
+    X, y = blobs(args.nystroem_n, 10, 5)
+    model = OvNClassifier(kernel="rbf", kernel_approximation="nystroem", n_components=1000, random_state=0)
+    est, seconds, added = _timed_fit(model, X, y)
+    start = time.perf_counter()
+    est.result_.predictor.feature_map.transform(X)
+    transform = time.perf_counter() - start
+    return [f"RBF through Nystroem: N = {X.shape[0]}, M = 10, K = 5, r = 1000",
+            f"  fit {seconds:.1f} s (target <= 60 s; the feature map's transform alone {transform:.1f} s), "
+            f"solve {est.result_.solve_time:.1f} s; fit adds {added:.0f} MB at its peak",
+            f"  {_report(est.result_)}",
+            f"  training accuracy {np.mean(est.predict(X[:CHUNK]) == y[:CHUNK]):.3f} (first {CHUNK} rows)"]
+
+
+def target_nystroem_scene(args):
+    from sklearn.metrics import accuracy_score, jaccard_score
+
+    from ovn_cvx import OvNClassifier
+    from ovn_cvx.datasets import load_scene
+
+    X, Y = load_scene("train", return_X_y=True)
+    X_test, Y_test = load_scene("test", return_X_y=True)
+    lines = [f"scene: fit on train ({X.shape[0]} rows), scored on test ({X_test.shape[0]} rows), RBF, "
+             "gamma='scale', SwHb, beta = 1"]
+
+    def scores(model):
+        start = time.perf_counter()
+        model.fit(X, Y)
+        seconds = time.perf_counter() - start
+        P = model.predict(X_test)
+        return accuracy_score(Y_test, P), jaccard_score(Y_test, P, average="samples"), seconds
+
+    exact = scores(OvNClassifier(kernel="rbf"))
+    lines.append(f"  exact kernel: subset accuracy {exact[0]:.4f}, Jaccard {exact[1]:.4f}, fit {exact[2]:.2f} s")
+    for r in (242, 1000):
+        for seed in (0, 1, 2):
+            acc, jac, seconds = scores(OvNClassifier(kernel="rbf", kernel_approximation="nystroem",
+                                                     n_components=r, random_state=seed))
+            lines.append(f"  Nystroem r = {r}, seed {seed}: subset accuracy {acc:.4f} "
+                         f"({100 * (acc - exact[0]):+.2f} points), Jaccard {jac:.4f} "
+                         f"({100 * (jac - exact[1]):+.2f} points), fit {seconds:.2f} s")
+    return lines
+
+
+def target_slim(args):
+    from sklearn.svm import SVC
+
+    from ovn_cvx import OvNClassifier
+    from ovn_cvx.datasets import load_scene
+
+    X, Y = load_scene("train", return_X_y=True)
+    lines = [f"pickled sizes on scene's training split ({X.shape[0]} × {X.shape[1]}; its X alone is "
+             f"{X.nbytes / 2**20:.2f} MB, its RBF Gram matrix {X.shape[0] ** 2 * 8 / 2**20:.1f} MB)"]
+    for kernel in ("rbf", "linear"):
+        est = OvNClassifier(kernel=kernel).fit(X, Y)
+        svc = SVC(kernel=kernel).fit(X, np.argmax(Y, axis=1))
+        kept = "" if kernel == "linear" else f", {est.result_.predictor.support.size} training rows kept"
+        lines.append(f"  {kernel}: OvNClassifier {len(pickle.dumps(est)) / 2**20:.2f} MB{kept}; SVC "
+                     f"{len(pickle.dumps(svc)) / 2**20:.2f} MB ({svc.support_vectors_.shape[0]} support vectors)")
+    return lines
+
+
+TARGETS = {"wide": target_wide, "dense": target_dense, "nystroem": target_nystroem,
+           "nystroem-scene": target_nystroem_scene, "slim": target_slim}
+
+
+def _run(name, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # degenerate-label notes of the small subsets
+        return TARGETS[name](args)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--targets", nargs="+", default=list(TARGETS), choices=list(TARGETS))
+    parser.add_argument("--dense-n", type=int, default=1_000_000, help="rows of the dense linear target")
+    parser.add_argument("--nystroem-n", type=int, default=100_000, help="rows of the Nystroem target")
+    args = parser.parse_args()
+    context = multiprocessing.get_context("spawn")
+    for name in args.targets:
+        with context.Pool(1) as pool:  # a fresh process: its own peak memory
+            print("\n".join(pool.apply(_run, (name, args))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
