@@ -4,14 +4,14 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.datasets import load_iris, make_multilabel_classification
-from sklearn.metrics import accuracy_score, jaccard_score
+from sklearn.metrics import accuracy_score, hamming_loss, jaccard_score
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.svm import SVC
 
-from ovn_cvx.experiments.protocols import (METRICS, Grid, baseline_methods, evaluate, ovn_method, reference_sigma,
-                                           sigma_to_gamma, splitter, with_scaler)
+from ovn_cvx.experiments.protocols import (METRICS, Grid, baseline_methods, evaluate, grid_edges, ovn_method,
+                                           reference_sigma, sigma_to_gamma, splitter, with_scaler)
 
 
 def test_sigma_to_gamma_gives_the_papers_gaussian_kernel():
@@ -93,3 +93,28 @@ def test_with_scaler_fits_the_scaler_inside_the_fold():
     est, grid = with_scaler(SVC(), {"C": [1.0]}, standardize=True)
     assert grid == {"model__C": [1.0]} and est.steps[0][0] == "scale"
     assert with_scaler(SVC(), {"C": [1.0]}, standardize=False)[1] == {"C": [1.0]}
+
+
+def test_each_metric_s_own_best_and_the_grid_edges():
+    """metric_best: every metric maximised on its own over the grid (hand loop); grid_edges: winners on an axis end."""
+    X, Y = make_multilabel_classification(90, n_features=5, n_classes=4, random_state=2)
+    est = OneVsRestClassifier(SVC(kernel="linear"))
+    grid = {"estimator__C": [0.001, 0.1, 10.0]}
+    ev = evaluate(est, grid, X, Y, task="multilabel", nested=False, seed=3)
+    cv = splitter("multilabel", 3, 3)
+    hamming, jaccard = {}, {}
+    for C in grid["estimator__C"]:
+        preds = [(Y[te], clone(est).set_params(estimator__C=C).fit(X[tr], Y[tr]).predict(X[te]))
+                 for tr, te in cv.split(X, Y)]
+        hamming[C] = np.mean([hamming_loss(t, p) for t, p in preds])
+        jaccard[C] = np.mean([jaccard_score(t, p, average="samples", zero_division=1.0) for t, p in preds])
+    best_h = min(hamming, key=hamming.get)
+    assert ev.metric_best["hamming_loss"][0] == pytest.approx(hamming[best_h])
+    assert ev.metric_best["hamming_loss"][1] == {"estimator__C": best_h}
+    assert ev.metric_best["example_accuracy"][0] == pytest.approx(max(jaccard.values()))
+    chosen = ev.best_params["estimator__C"]
+    assert (chosen in (0.001, 10.0)) == bool(ev.edges)
+    assert grid_edges({"C": 3.0, "alpha": 0.5}, [{"C": 3.0, "alpha": 0.9}, {"C": 1.0, "alpha": 0.5}],
+                      {"C": [1.0, 3.0], "alpha": [0.0, 0.5, 0.9], "gamma": [2.0]}) == \
+        "protocol: C=3 (max); nested: C=3 (max) ×1/2, alpha=0.9 (max) ×1/2, C=1 (min) ×1/2"
+    assert grid_edges({"C": 2.0}, [], {"C": [1.0, 2.0, 3.0]}) == ""

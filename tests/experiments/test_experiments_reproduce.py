@@ -4,6 +4,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.svm import SVC
 
 from ovn_cvx.cli import main
 from ovn_cvx.datasets import UNSEEN_TEST_LABELS
@@ -182,3 +185,31 @@ def test_band_seeds_follow_the_main_seed_for_small_sets_only():
     assert cfg.seeds_for(500) == (7, 8, 9) and cfg.seeds_for(501) == (7,)
     with pytest.raises(ValueError, match="band_seeds"):
         ReproduceConfig(band_seeds=0)
+
+
+@pytest.mark.slow
+def test_seed_band_of_a_small_data_set_against_hand_loops():
+    """iris, 5 seeds: the band of OvR-SVC is the range of GridSearchCV.best_score_ over the seeds (standardised in
+    the pipeline) and the main seed's nested score, computed here with scikit-learn alone."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from ovn_cvx.datasets import load_iris
+    from ovn_cvx.experiments.verdicts import Band
+
+    grid = Grid(beta=(0.5, 8.0, 128.0), sigma_factors=(1.0,), alpha=(0.0,))
+    cfg = ReproduceConfig(grid=grid, tables=("multiclass",), datasets=("iris",), kernels=("linear",))
+    df, _ = run_table("multiclass", cfg, progress=lambda *_: None)
+    cell = df[(df["method"] == "OvR-SVC") & (df["metric"] == "accuracy")]
+    assert sorted(cell["seed"]) == [0, 1, 2, 3, 4]
+    X, y = load_iris(return_X_y=True)
+    pipe = make_pipeline(StandardScaler(), OneVsRestClassifier(SVC(kernel="linear")))
+    params = {"onevsrestclassifier__estimator__C": [b / 2 for b in grid.beta]}
+    scores = [GridSearchCV(pipe, params, cv=StratifiedKFold(3, shuffle=True, random_state=s)).fit(X, y).best_score_
+              for s in range(5)]
+    inner = GridSearchCV(pipe, params, cv=StratifiedKFold(3, shuffle=True, random_state=1))
+    nested = cross_val_score(inner, X, y, cv=StratifiedKFold(3, shuffle=True, random_state=0)).mean()
+    band = Band.from_rows(cell, folds=3)
+    assert band.n_seeds == 5
+    assert (band.lo, band.hi) == pytest.approx((min(*scores, nested), max(*scores, nested)))
+    assert band.mean == pytest.approx(np.mean([*scores, nested]))
