@@ -37,7 +37,7 @@ import pandas as pd
 import ovn_cvx
 from ovn_cvx import datasets
 from ovn_cvx._reports import environment, markdown_table
-from ovn_cvx.verify.comparison import CVXPY_SOLVERS
+from ovn_cvx.verify.comparison import CVXPY_SOLVERS, EXTRA_SOLVERS
 from ovn_cvx.verify.paths import path_methods, path_summary, run_path
 
 N_POINTS = 20
@@ -152,8 +152,9 @@ def main(argv=None):
                                      epilog="\n".join(__doc__.split("\n")[2:]))
     parser.add_argument("--paths", nargs="+", choices=names, default=names, metavar="PATH",
                         help=f"paths to run (default: all of {', '.join(names)})")
-    parser.add_argument("--solvers", nargs="+", default=list(CVXPY_SOLVERS), type=str.upper,
-                        help="CVXPY solvers (default: CLARABEL ECOS OSQP SCS); a missing one is skipped")
+    parser.add_argument("--solvers", nargs="+", default=[*CVXPY_SOLVERS, *EXTRA_SOLVERS], type=str.upper,
+                        help="CVXPY solvers (default: CLARABEL ECOS OSQP SCS and those of the 'solvers' extra: "
+                             "PIQP PROXQP DAQP CVXOPT QOCO); a missing one is skipped with its reason")
     parser.add_argument("--repeats", type=int, default=1, help="whole-path rounds; each method's fastest counts")
     parser.add_argument("--out", default="bench_paths_out", help="directory for the CSV and Markdown files")
     args = parser.parse_args(argv)

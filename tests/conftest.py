@@ -1,4 +1,8 @@
+import contextlib
+import importlib.util
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -60,3 +64,26 @@ def solved_problems(monkeypatch):
 
     monkeypatch.setattr(ovn_cvx.estimator, "solve", spy)
     return problems
+
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+@contextlib.contextmanager
+def benchmark_script(name: str):
+    """A script of benchmarks/ imported as a module (they are scripts, not a package), removed afterwards."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(spec.name, None)
+
+
+@pytest.fixture(scope="module")
+def bench(request):
+    """The benchmark script named by the test module's ``BENCHMARK``."""
+    with benchmark_script(request.module.BENCHMARK) as module:
+        yield module

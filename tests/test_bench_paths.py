@@ -1,24 +1,9 @@
 """benchmarks/bench_paths.py runs one real-data path and writes its CSV and Markdown outputs."""
-import importlib.util
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_paths.py"
-
-
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_paths", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop(spec.name, None)
+BENCHMARK = "bench_paths"  # the conftest fixture `bench` imports it
 
 
 def test_iris_beta_path_outputs(bench, tmp_path):

@@ -1,8 +1,5 @@
 """benchmarks/ovn_cvx_suite.py, the verification suite as a qpbenchmark test set (only where qpbenchmark is
 installed: it is not a dependency)."""
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,20 +7,13 @@ import pytest
 from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
 
 qpbenchmark = pytest.importorskip("qpbenchmark")
-PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "ovn_cvx_suite.py"
+BENCHMARK = "ovn_cvx_suite"  # the conftest fixture `bench` imports it
 
 
-def test_the_test_set_holds_the_suite_as_qps():
+def test_the_test_set_holds_the_suite_as_qps(bench):
     import ovn_cvx
     from ovn_cvx.verify.suite import DEFAULT_SUITE
-    spec = importlib.util.spec_from_file_location("ovn_cvx_suite", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-        test_set = module.OvnCvxSuite()  # qpbenchmark's own checks of the definitions run here
-    finally:
-        sys.modules.pop(spec.name, None)
+    test_set = bench.OvnCvxSuite()  # qpbenchmark's own checks of the definitions run here
     problems = list(test_set)
     assert len(problems) == 32 and len({p.name for p in problems}) == 32
     (_, first), = DEFAULT_SUITE[0].problems(variants=("SwSb",))

@@ -1,26 +1,11 @@
 """benchmarks/bench_real.py runs on a tiny problem and its summary is computed from its CSV rows."""
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_real.py"
-
-
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_real", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop(spec.name, None)
+BENCHMARK = "bench_real"  # the conftest fixture `bench` imports it
 
 
 @pytest.fixture(scope="module")
