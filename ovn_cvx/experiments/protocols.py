@@ -51,13 +51,35 @@ def reference_sigma(X) -> float:
     return math.sqrt(X.shape[1] * (var if var > 0 else 1.0) / 2.0)
 
 
+def reference_kernel_scale(X, kernel: str) -> float:
+    """κ₀ = mean_i K(x_i, x_i), the size of the kernel on the data: 1 for the Gaussian kernel, the mean ‖x‖² for the
+    linear one (M after standardisation), the mean (γ‖x‖² + c₀)^d for the polynomial one (:data:`KERNEL_PARAMS`).
+
+    Scaling a kernel by s and the hinge weight by 1/s gives the same decision function (w scales by 1/√s; the
+    objective is divided by s), so a β grid of multiples of 1/κ₀ means the same regularisation on every data set.
+    """
+    X = np.asarray(X, dtype=float)
+    norms = np.einsum("ij,ij->i", X, X)
+    if kernel == "linear":
+        scale = float(norms.mean())
+    elif kernel == "poly":
+        p = KERNEL_PARAMS["poly"]
+        scale = float(((p["gamma"] * norms + p["coef0"]) ** p["degree"]).mean())
+    elif kernel == "rbf":
+        scale = 1.0
+    else:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    return scale if scale > 0 else 1.0
+
+
 @dataclass(frozen=True)
 class Grid:
     """Hyperparameter grid shared by all methods (β ↔ C = β/2; σ ↔ gamma = 1/(2σ²)).
 
-    ``alpha`` is OvN's coupling (soft-w variants only); it has no counterpart in the baselines.
-    ``sigma_factors`` multiply σ₀ of :func:`reference_sigma`. Default: β = 2⁻³, 2⁻¹, …, 2⁹ (C = 2⁻⁴ … 2⁸, the
-    libsvm guide's range in steps of 4), σ/σ₀ = ¼ … 4 (gamma from 16× to 1/16× scikit-learn's "scale"), and
+    ``beta`` are multiples of 1/κ₀ (:func:`reference_kernel_scale`: 1 for the Gaussian kernel, so there they are β
+    itself); ``alpha`` is OvN's coupling (soft-w variants only), with no counterpart in the baselines;
+    ``sigma_factors`` multiply σ₀ of :func:`reference_sigma`. Default: β·κ₀ = 2⁻³, 2⁻¹, …, 2⁹ (C·κ₀ = 2⁻⁴ … 2⁸,
+    the libsvm guide's range in steps of 4), σ/σ₀ = ¼ … 4 (gamma from 16× to 1/16× scikit-learn's "scale"), and
     α = 0, ½, 0.9 (0.5–0.9: the paper's appendix range [1, 2) in our constants, docs/theory.md §2).
     """
 
@@ -74,7 +96,7 @@ class Grid:
             raise ValueError("alpha must be a non-empty tuple")
 
     def as_dict(self) -> dict:
-        return {"beta": list(self.beta), "C_sklearn=beta/2": [b / 2 for b in self.beta],
+        return {"beta*kappa0": list(self.beta), "C_sklearn*kappa0=beta*kappa0/2": [b / 2 for b in self.beta],
                 "sigma/sigma0": list(self.sigma_factors), "alpha (OvN)": list(self.alpha)}
 
 
@@ -96,8 +118,9 @@ class ClassifierSpec:
     gamma_name: str | None = None
     alpha_name: str | None = None
 
-    def param_grid(self, kernel: str, grid: Grid, sigma0: float, prefix: str = "") -> dict:
-        params = {prefix + self.c_name: [self.beta_to_c(b) for b in grid.beta]}
+    def param_grid(self, kernel: str, grid: Grid, sigma0: float, kappa0: float = 1.0, prefix: str = "") -> dict:
+        """The method's grid: β = factor/κ₀ (its own C through ``beta_to_c``), gamma = 1/(2(factor·σ₀)²), α."""
+        params = {prefix + self.c_name: [self.beta_to_c(b / kappa0) for b in grid.beta]}
         if kernel == "rbf":
             if self.gamma_name is None:
                 raise ValueError(f"{self.name} has no Gaussian kernel")

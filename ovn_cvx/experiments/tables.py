@@ -34,8 +34,8 @@ from .._reports import markdown_table
 from ..labels import label_indicator
 from .figures import set_name
 from .paper import paper_value
-from .protocols import (ClassifierSpec, Grid, baseline_methods, evaluate, ovn_method, reference_sigma,
-                        with_scaler)
+from .protocols import (ClassifierSpec, Grid, baseline_methods, evaluate, ovn_method, reference_kernel_scale,
+                        reference_sigma, with_scaler)
 from .verdicts import Band
 
 TABLES = ("unseen_label", "two_class", "multiclass", "multilabel")
@@ -221,7 +221,7 @@ def _run_dataset(spec, X, y, seed, table, config, ovn_class, progress, panels):
     sigma0 = reference_sigma(Xs)
     for kernel in spec.kernels or config.kernels:
         for method in methods_for(spec.task, kernel, config, ovn_class):
-            grid = method.param_grid(kernel, config.grid, sigma0)
+            grid = method.param_grid(kernel, config.grid, sigma0, reference_kernel_scale(Xs, kernel))
             estimator, grid = with_scaler(method.build(kernel), grid, standardize)
             # nested CV (12 fits per candidate, the paper protocol 3) on the main seed only: the band's other
             # seeds measure the shuffle's spread of the paper's protocol

@@ -10,8 +10,9 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_sco
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.svm import SVC
 
-from ovn_cvx.experiments.protocols import (METRICS, Grid, baseline_methods, evaluate, grid_edges, ovn_method,
-                                           reference_sigma, sigma_to_gamma, splitter, with_scaler)
+from ovn_cvx.experiments.protocols import (KERNEL_PARAMS, METRICS, Grid, baseline_methods, evaluate, grid_edges,
+                                           ovn_method, reference_kernel_scale, reference_sigma, sigma_to_gamma,
+                                           splitter, with_scaler)
 
 
 def test_sigma_to_gamma_gives_the_papers_gaussian_kernel():
@@ -118,3 +119,23 @@ def test_each_metric_s_own_best_and_the_grid_edges():
                       {"C": [1.0, 3.0], "alpha": [0.0, 0.5, 0.9], "gamma": [2.0]}) == \
         "protocol: C=3 (max); nested: C=3 (max) ×1/2, alpha=0.9 (max) ×1/2, C=1 (min) ×1/2"
     assert grid_edges({"C": 2.0}, [], {"C": [1.0, 2.0, 3.0]}) == ""
+
+
+def test_kernel_scale_makes_the_beta_grid_mean_the_same_on_every_scale():
+    X, y = load_iris(return_X_y=True)
+    Xs = (X - X.mean(axis=0)) / X.std(axis=0)
+    assert reference_kernel_scale(Xs, "linear") == pytest.approx(4.0)  # Σ_j Var x_j = M
+    assert reference_kernel_scale(X, "rbf") == 1.0
+    p = KERNEL_PARAMS["poly"]
+    expected = np.mean(np.diag((p["gamma"] * X @ X.T + p["coef0"]) ** p["degree"]))
+    assert reference_kernel_scale(X, "poly") == pytest.approx(expected)
+    with pytest.raises(ValueError, match="kernel"):
+        reference_kernel_scale(X, "sigmoid")
+    # why: SVC on s·K with C/s is SVC on K with C (same decision function), checked with scikit-learn
+    s = 7.0
+    a = SVC(kernel="linear", C=2.0).fit(Xs, y)
+    b = SVC(kernel="linear", C=2.0 / s).fit(np.sqrt(s) * Xs, y)
+    np.testing.assert_allclose(a.decision_function(Xs), b.decision_function(np.sqrt(s) * Xs), atol=1e-3)
+    ovr = baseline_methods()[0]
+    grid = Grid(beta=(1.0, 4.0), sigma_factors=(1.0,), alpha=(0.0,))
+    assert ovr.param_grid("linear", grid, 1.0, kappa0=4.0) == {"estimator__C": [0.125, 0.5]}
