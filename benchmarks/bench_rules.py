@@ -8,7 +8,7 @@ Run by hand (not a test):
     python benchmarks/bench_rules.py --data scene    # scene (negatives='rest' takes minutes: 7 266 pairs)
     python benchmarks/bench_rules.py --data glass iris wine   # multiclass: 5-fold CV accuracy, seconds
     python benchmarks/bench_rules.py --rule-cv 3 5 10         # emotions, the learned rule with 3, 5, 10 folds
-    python benchmarks/bench_rules.py --nested --n-jobs 2 --out docs/rules   # the honest comparison (see below)
+    python benchmarks/bench_rules.py --nested --max-rows 600 --n-jobs 2 --out docs/rules   # the honest comparison
 
 Fixed mode. Fixed hyperparameters (no search): StandardScaler, SwHb, α = 0, β = 1, linear kernel, MM. Example-based
 Jaccard on the test split (a row with neither true nor predicted labels counts 1), and for reference binary relevance
@@ -19,18 +19,18 @@ LinearSVC (C = 1).
 Nested mode (``--nested``): ``ovn_cvx.experiments.protocols.evaluate``'s nested protocol alone — 3 outer folds, a
 grid search on 3 inner folds of each outer training part, the refitted winner scored on the outer test fold — once
 per outer-split seed (``--seeds``; the inner split uses seed + 1). Every model is a pipeline StandardScaler → model
-(fitted inside each fold). Multilabel sets: Mulan train + test together (``--part train``: the train part alone);
-multiclass: the whole set. Settings: OvN (SwHb, MM, α = 0) with the paper's rule, with ``decision_rule="cv"``
-(``rule_scoring="jaccard"``, the reported metric; ``--rule-cv`` internal folds), the same with
-``rule_selection="one_se"``, with ``negatives="rest"``, with negatives and the learned rule; binary relevance /
-one-vs-rest ``OneVsRestClassifier(SVC)``; Crammer–Singer ``LinearSVC`` (multiclass, linear). A 1-D target is always
-predicted by the argmax, so multiclass runs no learned-rule setting. Grid (``NESTED_GRID``, the same for every
-method): β (OvN) = 2·C (scikit-learn) over every second value of ``Grid``'s β axis, σ/σ₀ over its middle three, α
-fixed at 0 (OvN's coupling has no baseline counterpart). Metrics: multilabel example-based Jaccard (the refit
-metric) and Hamming loss of the same models; multiclass accuracy. Targets of issue 14 are judged on the mean over
-the seeds of the paired per-seed difference (the same outer splits for every setting of a seed). Also: OvN with the
-paper's rule and with negatives fitted with MM, Clarabel and ECOS (linear, β = 2, one split) and the number of
-predicted entries where they disagree.
+(fitted inside each fold). Multilabel sets: Mulan train + test together (``--part train``: the train part alone;
+``--max-rows n``: a set above n rows subsampled to n, seed 0); multiclass: the whole set. Settings: OvN (SwHb, MM, α
+= 0) with the paper's rule, with ``decision_rule="cv"`` (``rule_scoring="jaccard"``, the reported metric;
+``--rule-cv`` internal folds), the same with ``rule_selection="one_se"``, with ``negatives="rest"``, with negatives
+and the learned rule; binary relevance / one-vs-rest ``OneVsRestClassifier(SVC)``; Crammer–Singer ``LinearSVC``
+(multiclass, linear). A 1-D target is always predicted by the argmax, so multiclass runs no learned-rule setting.
+Grid (``NESTED_GRID``, the same for every method): β (OvN) = 2·C (scikit-learn) over every second value of
+``Grid``'s β axis, σ/σ₀ over its middle three, α fixed at 0 (OvN's coupling has no baseline counterpart). Metrics:
+multilabel example-based Jaccard (the refit metric) and Hamming loss of the same models; multiclass accuracy.
+Targets of issue 14 are judged on the mean over the seeds of the paired per-seed difference (the same outer splits
+for every setting of a seed). Also: OvN with the paper's rule and with negatives fitted with MM, Clarabel and ECOS
+(linear, β = 2, one split) and the number of predicted entries where they disagree.
 
 Output (nested mode, ``--out``): bench_rules_nested.csv (one row per data set × kernel × setting × seed × metric)
 and bench_rules_nested.md (machine stamp from ``ovn_cvx._reports.environment``, tables, targets).
@@ -58,6 +58,7 @@ from ovn_cvx import OvNClassifier
 from ovn_cvx._reports import environment, markdown_table
 from ovn_cvx.datasets import load_emotions, load_glass, load_iris, load_scene, load_wine
 from ovn_cvx.experiments.protocols import Grid, baseline_methods, evaluate, ovn_method, reference_sigma, with_scaler
+from ovn_cvx.experiments.tables import subsample
 
 LOADERS = {"emotions": load_emotions, "scene": load_scene}
 MULTICLASS = {"glass": load_glass, "iris": load_iris, "wine": load_wine}
@@ -95,14 +96,16 @@ def settings(rule_cv):
     return rows
 
 
-def load(name, part="all"):
+def load(name, part="all", max_rows=None):
     """(X, y, task) of a bundled set; a multilabel one's Mulan ``part``: "all" (train and test together) or
-    "train"."""
+    "train"; at most ``max_rows`` rows (the reproduction's ``subsample``, seed 0: the same rows for every split)."""
     if name in LOADERS:
         X, y = LOADERS[name](part, return_X_y=True)
-        return X, y, "multilabel"
-    X, y = MULTICLASS[name](return_X_y=True)
-    return X, y, "multiclass"
+        task = "multilabel"
+    else:
+        X, y = MULTICLASS[name](return_X_y=True)
+        task = "multiclass"
+    return *subsample(X, y, max_rows, 0, task), task
 
 
 def nested_settings(task, kernel, rule_cv):
@@ -315,7 +318,7 @@ def main_nested(args, argv):
     start = time.perf_counter()
     machine = environment()
     datasets = args.data or [*LOADERS, *MULTICLASS]
-    data = {name: load(name, args.part) for name in datasets}
+    data = {name: load(name, args.part, args.max_rows) for name in datasets}
     rows, agreement = run_nested(data, args.kernels, args.seeds, args.rule_cv[0], n_jobs=args.n_jobs,
                                  solver_check=args.solver_check)
     summary, targets = summarize(rows), judge_targets(rows)
@@ -326,6 +329,9 @@ def main_nested(args, argv):
     sizes = "; ".join(f"{name} {X.shape[0]} × {X.shape[1]}, K = {y.shape[1] if y.ndim == 2 else np.unique(y).size}"
                       + (f" (Mulan {'train + test' if args.part == 'all' else 'train'})" if y.ndim == 2 else "")
                       for name, (X, y, _) in data.items())
+    if args.max_rows is not None:
+        sizes += (f"; sets above {args.max_rows} rows subsampled to it (uniformly for label sets, stratified for "
+                  "classes, seed 0, the same rows for every outer seed)")
     text = nested_report(rows, summary, targets, agreement, machine, command, time.perf_counter() - start,
                          args.rule_cv[0], sizes)
     (out / "bench_rules_nested.md").write_text(text + "\n")
@@ -382,6 +388,7 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=1, help="cells run in parallel (nested)")
     parser.add_argument("--part", choices=["all", "train"], default="all",
                         help="nested: the multilabel sets' Mulan part (train + test, or train alone)")
+    parser.add_argument("--max-rows", type=int, help="nested: subsample larger sets to this many rows (seed 0)")
     parser.add_argument("--no-solver-check", dest="solver_check", action="store_false",
                         help="nested: skip target (c), the fits with MM, Clarabel and ECOS")
     parser.add_argument("--out", default="bench_rules_out", help="nested: directory for the CSV and Markdown files")
@@ -390,6 +397,8 @@ def main(argv=None):
         parser.error(f"--rule-cv takes one number with --nested, got {args.rule_cv}")
     if args.n_jobs < 1:
         parser.error(f"--n-jobs must be at least 1, got {args.n_jobs}")
+    if args.max_rows is not None and args.max_rows < 30:
+        parser.error(f"--max-rows must be at least 30 (3 × 3 folds need rows), got {args.max_rows}")
     if args.nested:
         main_nested(args, argv)
     else:

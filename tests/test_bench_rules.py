@@ -119,6 +119,13 @@ def test_targets_on_hand_made_rows(bench):
     assert t.loc["b", "difference"] == pytest.approx(-0.05) and not bool(t.loc["b", "met"])
 
 
+def test_load_subsamples_only_larger_sets(bench):
+    X, y, task = bench.load("iris", max_rows=90)
+    assert task == "multiclass" and X.shape == (90, 4) and np.bincount(y).tolist() == [30, 30, 30]
+    X, Y, task = bench.load("emotions", "train", max_rows=600)
+    assert task == "multilabel" and X.shape == (391, 72) and Y.shape == (391, 6)
+
+
 def test_settings_per_task_and_kernel(bench):
     def names(task, kernel):
         return list(bench.nested_settings(task, kernel, 4))
@@ -142,14 +149,16 @@ def test_rule_names(bench):
 
 
 def test_nested_main_writes_csv_and_markdown(bench, tmp_path):
-    bench.main(["--nested", "--data", "iris", "--kernels", "linear", "--seeds", "0", "1", "--out", str(tmp_path)])
+    bench.main(["--nested", "--data", "iris", "--kernels", "linear", "--seeds", "0", "1", "--max-rows", "120",
+                "--out", str(tmp_path)])
     rows = pd.read_csv(tmp_path / "bench_rules_nested.csv")
     assert len(rows) == 4 * 2 * 2  # OvN paper, OvN rest, OvR-SVC, Crammer–Singer × seeds × (accuracy, Hamming)
     acc = rows.query("metric == 'accuracy'")
     np.testing.assert_allclose(1 - acc["nested"].to_numpy(), rows.query("metric == 'hamming_loss'")["nested"])
     text = (tmp_path / "bench_rules_nested.md").read_text()
     assert "scikit-learn 1." in text and "CPUs" in text and "--seeds 0 1" in text
+    assert "iris 120 × 4, K = 3; sets above 120 rows subsampled" in text  # 150 rows, stratified: 40 per class
     assert "| (b) rest ≥ OvR − 0.01 (accuracy) | iris | linear |" in text
-    # target (c) on iris: every solver's predictions of the 50 held-out rows are the same
+    # target (c) on iris: every solver's predictions of the 40 held-out rows (a third of 120) are the same
     agreement = text.split("## Target (c)")[1]
-    assert "| iris | OvN paper | 50 | 0 | 0 | 0 |" in agreement and "| iris | OvN rest | 50 | 0 | 0 | 0 |" in agreement
+    assert "| iris | OvN paper | 40 | 0 | 0 | 0 |" in agreement and "| iris | OvN rest | 40 | 0 | 0 | 0 |" in agreement
