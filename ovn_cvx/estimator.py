@@ -205,9 +205,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, variant="SwHb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
                  beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", negatives="none",
                  decision_rule="paper", rule_scoring="jaccard", rule_selection="best", rule_cv=5, probability=False,
-                 calibration="sigmoid",
-                 tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None, kernel_approximation=None,
-                 n_components=100, random_state=None):
+                 calibration="sigmoid", tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None,
+                 kernel_approximation=None, n_components=100, random_state=None):
         self.variant = variant
         self.kernel = kernel
         self.gamma = gamma
