@@ -158,10 +158,11 @@ def cost(kernel, setting, y, rule_cv):
 
 
 def run_nested(data, kernels, seeds, rule_cv, folds=3, n_jobs=1, grid=NESTED_GRID, solver_check=False,
-               progress=print):
+               progress=print, record=None):
     """Every cell of the comparison on ``data`` (name -> (X, y, task), as :func:`load`) and, with ``solver_check``,
     the solver agreement of :func:`agreement_cell`, run in parallel over cells (each single-threaded), the longest
-    first: (rows, one per metric; agreement rows or None)."""
+    first: (rows, one per metric; agreement rows or None). ``record`` is called with each cell's result as it
+    ends (a long run keeps what it finished)."""
     jobs = []
     for dataset, (X, y, task) in data.items():
         for kernel in kernels:
@@ -178,6 +179,8 @@ def run_nested(data, kernels, seeds, rule_cv, folds=3, n_jobs=1, grid=NESTED_GRI
     rows, agreement = [], []
     for result in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
             delayed(function)(*args) for _, function, args in jobs):
+        if record is not None:
+            record(result)
         if isinstance(result, dict):
             agreement.append(result)
             progress(f"  {result['dataset']:9s} solvers {result['setting']:13s} done")
@@ -319,11 +322,17 @@ def main_nested(args, argv):
     machine = environment()
     datasets = args.data or [*LOADERS, *MULTICLASS]
     data = {name: load(name, args.part, args.max_rows) for name in datasets}
-    rows, agreement = run_nested(data, args.kernels, args.seeds, args.rule_cv[0], n_jobs=args.n_jobs,
-                                 solver_check=args.solver_check)
-    summary, targets = summarize(rows), judge_targets(rows)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    with open(out / "bench_rules_nested.partial.jsonl", "w") as log:
+        def record(result):
+            log.write(json.dumps(result) + "\n")
+            log.flush()
+
+        rows, agreement = run_nested(data, args.kernels, args.seeds, args.rule_cv[0], n_jobs=args.n_jobs,
+                                     solver_check=args.solver_check, record=record)
+    (out / "bench_rules_nested.partial.jsonl").unlink()  # complete: the CSV and the report replace it
+    summary, targets = summarize(rows), judge_targets(rows)
     rows.to_csv(out / "bench_rules_nested.csv", index=False)
     command = "python benchmarks/bench_rules.py " + " ".join(argv)
     sizes = "; ".join(f"{name} {X.shape[0]} × {X.shape[1]}, K = {y.shape[1] if y.ndim == 2 else np.unique(y).size}"
