@@ -159,6 +159,10 @@ def test_nested_main_writes_csv_and_markdown(bench, tmp_path):
     assert "scikit-learn 1." in text and "CPUs" in text and "--seeds 0 1" in text
     assert "iris 120 × 4, K = 3; sets above 120 rows subsampled" in text  # 150 rows, stratified: 40 per class
     assert "| (b) rest ≥ OvR − 0.01 (accuracy) | iris | linear |" in text
+    for table in text.split("\n\n"):  # every row of every table has its header's number of cells
+        lines = [line for line in table.split("\n") if line.startswith("|")]
+        assert all(line.count("|") == lines[0].count("|") for line in lines), table
+    assert pd.read_csv(tmp_path / "bench_rules_agreement.csv")["CLARABEL differs"].tolist() == [0, 0]
     # target (c) on iris: every solver's predictions of the 40 held-out rows (a third of 120) are the same
     agreement = text.split("## Target (c)")[1]
     assert "| iris | OvN paper | 40 | 0 | 0 | 0 |" in agreement and "| iris | OvN rest | 40 | 0 | 0 | 0 |" in agreement
