@@ -29,7 +29,7 @@ from .kernels import NAMED_KERNELS, resolve_gamma
 from .labels import TIE_TOL, DecisionRule, label_indicator, predict_labels
 from .objective import residuals, training_decision
 from .problem import VARIANTS, Problem
-from .rules import SCORERS, learn_rule
+from .rules import SCORERS, SELECTIONS, learn_rule
 from .solve import solve
 from .solvers.mm import blas_controller
 
@@ -116,6 +116,10 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         fallback) or the top m labels, whichever scores best by ``rule_scoring``.
     rule_scoring : {"jaccard", "f1_micro", "f1_macro", "hamming"}, default="jaccard"
         The metric ``decision_rule="cv"`` maximizes (example-based Jaccard, F1, 1 − Hamming loss).
+    rule_selection : {"best", "one_se"}, default="best"
+        ``decision_rule="cv"``: keep the family of rules that scores best, or (``"one_se"``, the one-standard-error
+        rule) the simplest family (paper, global threshold, top-m, per-label thresholds) whose score is within one
+        standard error of the best, the error from the best rule's scores on the ``rule_cv`` folds.
     rule_cv : int or cross-validation splitter, default=5
         The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
         random_state=0)``; both use the same out-of-fold decision values.
@@ -200,9 +204,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, variant="SwHb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
                  beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", negatives="none",
-                 decision_rule="paper", rule_scoring="jaccard", rule_cv=5, probability=False, calibration="sigmoid",
-                 tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None, kernel_approximation=None,
-                 n_components=100, random_state=None):
+                 decision_rule="paper", rule_scoring="jaccard", rule_selection="best", rule_cv=5, probability=False,
+                 calibration="sigmoid", tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None,
+                 kernel_approximation=None, n_components=100, random_state=None):
         self.variant = variant
         self.kernel = kernel
         self.gamma = gamma
@@ -217,6 +221,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self.negatives = negatives
         self.decision_rule = decision_rule
         self.rule_scoring = rule_scoring
+        self.rule_selection = rule_selection
         self.rule_cv = rule_cv
         self.probability = probability
         self.calibration = calibration
@@ -253,6 +258,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         "negatives": [StrOptions(set(NEGATIVES))],
         "decision_rule": [StrOptions(set(DECISION_RULES))],
         "rule_scoring": [StrOptions(set(SCORERS))],
+        "rule_selection": [StrOptions(set(SELECTIONS))],
         "rule_cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split", "get_n_splits"])],
         "probability": ["boolean"],
         "calibration": [StrOptions({"sigmoid", "isotonic"})],
@@ -376,32 +382,35 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             self.__dict__.pop(stale, None)
         learn = self.decision_rule == "cv" and self.multilabel_
         if learn or self.probability:
-            F = self._out_of_fold(X_in, y, sample_weight)
+            F, folds = self._out_of_fold(X_in, y, sample_weight)
             Y_in = self._membership(y)[0]
             if learn:
                 self.rule_, self.rule_scores_ = learn_rule(F, Y_in, self.rule_scoring, paper=self._paper_rule(),
-                                                           labels=self.fitted_labels_, sample_weight=sample_weight)
+                                                           labels=self.fitted_labels_, sample_weight=sample_weight,
+                                                           selection=self.rule_selection, folds=folds)
             if self.probability:
                 self._calibrate(F, Y_in, sample_weight)
         return self
 
     def _out_of_fold(self, X, y, sample_weight):
-        """Out-of-fold decision values (n, K) of every training pattern (docs/theory.md §5.1): one fit per fold of
-        ``rule_cv``, warm-started from the full fit and from each other."""
+        """Out-of-fold decision values (n, K) of every training pattern (docs/theory.md §5.1) and the fold of each:
+        one fit per fold of ``rule_cv``, warm-started from the full fit and from each other."""
         # shuffled: the bundled multilabel files are sorted by label set, so contiguous folds would lack labels
         folds = KFold(self.rule_cv, shuffle=True, random_state=0) if isinstance(self.rule_cv, Integral) \
             else self.rule_cv
         fold_model = clone(self).set_params(decision_rule="paper", probability=False, warm_start=True)
         fold_model._start = self._start  # the first fold fit starts from the full fit (MM; else cold)
         F = np.full((X.shape[0], self.classes_.size), NEVER)
-        for train, test in folds.split(X, y):
+        fold_of = np.full(X.shape[0], -1)
+        for fold, (train, test) in enumerate(folds.split(X, y)):
+            fold_of[test] = fold
             X_train, y_train = _safe_split(self, X, y, train)
             X_test, _ = _safe_split(self, X, y, test, train)
             fold_model.fit(X_train, y_train, sample_weight=sample_weight[train])
             # 1-D y: a fold can miss a class (its values stay NEVER, as a label left out of a fold fit)
             columns = np.searchsorted(self.classes_, fold_model.classes_)
             F[np.ix_(test, columns)] = fold_model._decision(X_test)
-        return F
+        return F, fold_of
 
     def _calibrate(self, F, Y, sample_weight):
         """``calibrators_``: Platt's sigmoid or isotonic regression (scikit-learn's) of membership on the out-of-fold

@@ -57,8 +57,12 @@ def _candidates(values) -> np.ndarray:
     return np.append(np.unique(grid), np.finfo(np.float64).max)
 
 
+#: how the rule is chosen among the families' best: the highest score, or the one-standard-error rule
+SELECTIONS = ("best", "one_se")
+
+
 def learn_rule(F, Y, scoring: str = "jaccard", *, paper: DecisionRule = DecisionRule(), labels=None,
-               sample_weight=None) -> tuple[DecisionRule, dict[str, float]]:
+               sample_weight=None, selection: str = "best", folds=None) -> tuple[DecisionRule, dict[str, float]]:
     """The best rule on decision values F (n×K) for the labels Y (n×K, 1 = member) by ``scoring`` (a key of
     ``SCORERS``), and the best score of each family.
 
@@ -66,9 +70,18 @@ def learn_rule(F, Y, scoring: str = "jaccard", *, paper: DecisionRule = Decision
     ``paper``; one global threshold, with and without the argmax fallback; the top m labels, m = 1 … K (the
     fallback is moot); per-label thresholds with and without the fallback, by coordinate ascent from the best
     global threshold (two sweeps over the labels). Only the columns ``labels`` (default: all) are searched; the
-    others keep the global threshold."""
+    others keep the global threshold.
+
+    ``selection="one_se"`` (Breiman's one-standard-error rule) keeps instead the first family in that order (the
+    fewest free parameters first: none, one, one, one per label) whose best score is at least the overall best
+    score minus its standard error, std/sqrt(n) of the overall best rule's scores on the n groups of ``folds`` (the
+    internal fold of each row, required)."""
     if scoring not in SCORERS:
         raise ValueError(f"rule_scoring must be one of {sorted(SCORERS)}, got {scoring!r}")
+    if selection not in SELECTIONS:
+        raise ValueError(f"rule_selection must be one of {SELECTIONS}, got {selection!r}")
+    if selection == "one_se" and (folds is None or np.unique(folds).size < 2):
+        raise ValueError("rule_selection='one_se' needs folds: the internal fold of every row, at least 2 folds")
     F = np.asarray(F, dtype=np.float64)
     truth = np.asarray(Y) == 1
     labels = np.arange(F.shape[1]) if labels is None else np.asarray(labels)
@@ -107,4 +120,16 @@ def learn_rule(F, Y, scoring: str = "jaccard", *, paper: DecisionRule = Decision
                     if (value, right(P_trial)) > key:
                         key, current, thresholds, P = (value, right(P_trial)), value, trial, P_trial
     winner = max(best.values(), key=lambda entry: entry[0])  # first maximum: families in the order above
+    if selection == "one_se":
+        winner = _one_standard_error(best, winner, score_of, F, truth, np.asarray(folds), sample_weight)
     return winner[1], {family: value for family, (value, _) in best.items()}
+
+
+def _one_standard_error(best, winner, score_of, F, truth, folds, sample_weight):
+    """The first family's best (score, rule) within one standard error of ``winner``'s score; the error from the
+    spread of the winner's score over the folds."""
+    P = winner[1].predict(F)
+    groups = [folds == f for f in np.unique(folds)]
+    per_fold = [score_of(truth[g], P[g], None if sample_weight is None else sample_weight[g]) for g in groups]
+    error = np.std(per_fold, ddof=1) / np.sqrt(len(groups))
+    return next(entry for entry in best.values() if entry[0] >= winner[0] - error)

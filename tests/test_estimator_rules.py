@@ -57,6 +57,30 @@ def test_degenerate_label_predictions_agree_across_solvers(degenerate_data):
     assert predictions[0][:, 0].all()  # b_0 = 1 is on the threshold: label 0 for every pattern
 
 
+@pytest.mark.parametrize("params", [{"negatives": "rest"}, {"decision_rule": "cv", "rule_cv": 3},
+                                    {"negatives": "rest", "decision_rule": "cv", "rule_cv": 3}])
+def test_learned_rule_and_negatives_predict_the_same_with_every_solver(degenerate_data, params):
+    """Issue 14 target (c) for the settings beyond the paper: a rule learned from each solver's own out-of-fold values
+    and the model with known negatives give the same predictions with MM, Clarabel and ECOS. Their thresholds do not
+    sit on a degenerate label's value here (the tolerance itself is the test above): this guards the rule learning
+    against the solvers' differences."""
+    X, Y, X_test = degenerate_data
+    fitted = []
+    for solver in ("mm", "CLARABEL", "ECOS"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the degenerate label 0, checked in the test above
+            fitted.append(OvNClassifier("HwHb", solver=solver, **params).fit(X, Y))
+    # the solvers agree to their accuracy, not exactly (up to 4e-5 here)
+    F = [est.decision_function(X_test) for est in fitted]
+    assert 0 < max(np.abs(f - F[0]).max() for f in F[1:]) < 1e-4
+    P = [est.predict(X_test) for est in fitted]
+    for other in P[1:]:
+        np.testing.assert_array_equal(other, P[0])
+    assert 0 < P[0].sum() < P[0].size  # neither every label nor none: the comparison has something to agree on
+    if "decision_rule" in params:
+        assert len({est.rule_.kind for est in fitted}) == 1
+
+
 def test_degenerate_label_reported_only_when_constant(multiclass_data):
     """On this data SwHb puts class 1 at w_1 = 0, b_1 = 1 (all its pairs at zero cost); HwHb does not."""
     X, Y = multiclass_data
@@ -189,18 +213,55 @@ def test_cv_rule_scores_out_of_fold_values(multilabel_data):
     Y = np.clip(Y, 0, None)
     folds = KFold(3, shuffle=True, random_state=1)
     est = OvNClassifier(solver=REFERENCE, decision_rule="cv", rule_cv=folds).fit(X, Y)
-    F = np.empty(Y.shape)
-    for train, test in folds.split(X):
+    F, fold_of = np.empty(Y.shape), np.empty(len(X), dtype=int)
+    for fold, (train, test) in enumerate(folds.split(X)):
         F[test] = OvNClassifier(solver=REFERENCE).fit(X[train], Y[train]).decision_function(X[test])
+        fold_of[test] = fold
     paper = predict_labels(F, multilabel=True).astype(int)
     assert est.rule_scores_["paper"] == pytest.approx(jaccard_score(Y, paper, average="samples", zero_division=1.0))
     rule, _ = learn_rule(F, Y, "jaccard", labels=est.fitted_labels_)
     np.testing.assert_array_equal(est.rule_.predict(F), rule.predict(F))
+    # the one-standard-error choice gets the fold of every row from the same folds
+    one_se = OvNClassifier(solver=REFERENCE, decision_rule="cv", rule_cv=folds, rule_selection="one_se").fit(X, Y)
+    rule, _ = learn_rule(F, Y, "jaccard", labels=est.fitted_labels_, selection="one_se", folds=fold_of)
+    assert one_se.rule_.kind == rule.kind
+    np.testing.assert_array_equal(one_se.rule_.predict(F), rule.predict(F))
+
+
+@pytest.mark.parametrize("v1, t1, gap, error, kind", [
+    # per-label thresholds beat the best global threshold by 0.125, more than its error 0.0625: kept
+    ([0.9, 0.7, 0.2, 0.95, 0.9, 0.6, 0.3, 0.1], [1, 0, 0, 1, 1, 0, 0, 1], 0.125, 0.0625, "per-label thresholds"),
+    # by 0.0625, less than its error 0.125: the simpler global threshold
+    ([0.9, 0.7, 0.2, 0.95, 0.9, 0.6, 0.1, 0.05], [1, 0, 0, 1, 1, 0, 1, 1], 0.0625, 0.125, "global threshold"),
+])
+def test_one_standard_error_rule_on_hand_made_values(v1, t1, gap, error, kind):
+    """Label 0 is in every row at f = 0.5, so one global threshold must stay <= 0.5 to keep it, while label 1 is
+    best cut at 0.9: only per-label thresholds do both. Two folds of four rows; the error of the best rule is
+    std(ddof=1)/sqrt(2) of its per-fold Jaccard, computed here with scikit-learn."""
+    F = np.column_stack([np.full(8, 0.5), v1])
+    Y = np.column_stack([np.ones(8), t1]).astype(int)
+    folds = np.repeat([0, 1], 4)
+    best, scores = learn_rule(F, Y)
+    assert best.kind == "per-label thresholds"
+    assert scores["per-label thresholds"] - scores["global threshold"] == pytest.approx(gap)
+    P = best.predict(F)
+    per_fold = [jaccard_score(Y[folds == f], P[folds == f], average="samples", zero_division=1.0) for f in (0, 1)]
+    assert np.std(per_fold, ddof=1) / np.sqrt(2) == pytest.approx(error)
+    rule, same_scores = learn_rule(F, Y, selection="one_se", folds=folds)
+    assert rule.kind == kind and same_scores == scores
+    if kind == "global threshold":
+        assert learn_rule(F, Y)[1]["global threshold"] == pytest.approx(
+            jaccard_score(Y, rule.predict(F), average="samples", zero_division=1.0))
+    with pytest.raises(ValueError, match="needs folds"):
+        learn_rule(F, Y, selection="one_se")
+    with pytest.raises(ValueError, match="rule_selection"):
+        learn_rule(F, Y, selection="simplest", folds=folds)
 
 
 @pytest.mark.parametrize("params, match", [
     ({"negatives": "all"}, "negatives"), ({"decision_rule": "best"}, "decision_rule"),
     ({"rule_scoring": "accuracy"}, "rule_scoring"), ({"rule_cv": 1}, "rule_cv"), ({"rule_cv": "3"}, "rule_cv"),
+    ({"rule_selection": "simplest"}, "rule_selection"),
 ])
 def test_bad_rule_parameters_name_the_argument(multilabel_data, params, match):
     X, Y, _ = multilabel_data

@@ -226,12 +226,15 @@ def _signed(metric, values):
 
 
 def evaluate(estimator, param_grid: dict, X, y, *, task: str, folds: int = 3, seed: int = 0,
-             nested: bool = True, n_jobs: int = 1) -> Evaluation:
-    """Run the paper protocol (and the nested one) for one estimator and grid.
+             nested: bool = True, n_jobs: int = 1, paper: bool = True) -> Evaluation:
+    """Run the paper protocol (and the nested one) for one estimator and grid; ``paper=False`` runs the nested
+    protocol alone (``paper``, ``metric_best``, ``best_params`` and ``best_estimator`` stay empty).
 
     Fits that raise are scored NaN (``error_score=np.nan``) and counted in ``failed_fits``; they never
     count as successes, and a NaN mean means the method failed on some fold.
     """
+    if not (paper or nested):
+        raise ValueError("evaluate needs at least one protocol: paper=False requires nested=True")
     metrics = TASK_METRICS[task]
     scoring = {m: METRICS[m][0] for m in metrics}
     refit = metrics[0]
@@ -248,20 +251,8 @@ def evaluate(estimator, param_grid: dict, X, y, *, task: str, folds: int = 3, se
         # by construction on the unseen-label set (label 0 is in every training pattern); the tables show
         # what the model predicts, and the estimator's degenerate_labels_ records it
         warnings.filterwarnings("ignore", message=r"label\(s\) .* are degenerate")
-        search = GridSearchCV(estimator, param_grid, scoring=scoring, refit=refit, cv=cv, n_jobs=n_jobs,
-                              error_score=np.nan)
-        search.fit(X, y)
-        best = search.best_index_
-        cvr = search.cv_results_
-        for m in metrics:
-            result.paper[m] = (float(_signed(m, cvr[f"mean_test_{m}"][best])),
-                               float(cvr[f"std_test_{m}"][best]))
-        result.failed_fits = int(sum(np.isnan(cvr[f"split{k}_test_{refit}"]).sum() for k in range(folds)))
-        for m in metrics:  # each metric's own maximum over the grid, possibly at other parameters
-            top = int(np.nanargmax(cvr[f"mean_test_{m}"])) if np.isfinite(cvr[f"mean_test_{m}"]).any() else best
-            result.metric_best[m] = (float(_signed(m, cvr[f"mean_test_{m}"][top])), dict(cvr["params"][top]))
-        result.best_params = dict(search.best_params_)
-        result.best_estimator = search.best_estimator_
+        if paper:
+            _paper_protocol(result, estimator, param_grid, X, y, metrics, cv, n_jobs)
         if nested:
             inner = GridSearchCV(estimator, param_grid, scoring=scoring, refit=refit,
                                  cv=splitter(task, folds, seed + 1), n_jobs=1, error_score=np.nan)
@@ -277,6 +268,24 @@ def evaluate(estimator, param_grid: dict, X, y, *, task: str, folds: int = 3, se
     result.edges = grid_edges(result.best_params, result.nested_params, param_grid)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _paper_protocol(result: Evaluation, estimator, param_grid, X, y, metrics, cv, n_jobs):
+    """The paper protocol's grid search on the folds ``cv``, written into ``result``."""
+    refit = metrics[0]
+    search = GridSearchCV(estimator, param_grid, scoring={m: METRICS[m][0] for m in metrics}, refit=refit, cv=cv,
+                          n_jobs=n_jobs, error_score=np.nan)
+    search.fit(X, y)
+    best = search.best_index_
+    cvr = search.cv_results_
+    for m in metrics:
+        result.paper[m] = (float(_signed(m, cvr[f"mean_test_{m}"][best])), float(cvr[f"std_test_{m}"][best]))
+    result.failed_fits += int(sum(np.isnan(cvr[f"split{k}_test_{refit}"]).sum() for k in range(cv.n_splits)))
+    for m in metrics:  # each metric's own maximum over the grid, possibly at other parameters
+        top = int(np.nanargmax(cvr[f"mean_test_{m}"])) if np.isfinite(cvr[f"mean_test_{m}"]).any() else best
+        result.metric_best[m] = (float(_signed(m, cvr[f"mean_test_{m}"][top])), dict(cvr["params"][top]))
+    result.best_params = dict(search.best_params_)
+    result.best_estimator = search.best_estimator_
 
 
 def grid_edges(best: dict, nested: list[dict], param_grid: dict) -> str:

@@ -71,6 +71,19 @@ def test_paper_and_nested_protocols_match_hand_loops():
     assert ev.failed_fits == 0
 
 
+def test_nested_protocol_alone_skips_the_paper_protocol():
+    X, y = load_iris(return_X_y=True)
+    X, y = X[::2], y[::2]
+    est = OneVsRestClassifier(SVC(kernel="rbf", gamma=0.5))
+    grid = {"estimator__C": [0.01, 1.0, 100.0]}
+    both = evaluate(est, grid, X, y, task="multiclass", folds=3, seed=4)
+    alone = evaluate(est, grid, X, y, task="multiclass", folds=3, seed=4, paper=False)
+    assert alone.nested == both.nested and alone.nested_params == both.nested_params
+    assert alone.paper == {} and alone.best_params == {} and alone.best_estimator is None
+    with pytest.raises(ValueError, match="paper=False requires nested=True"):
+        evaluate(est, grid, X, y, task="multiclass", paper=False, nested=False)
+
+
 def test_failed_fits_are_counted_not_hidden():
     X, y = load_iris(return_X_y=True)
     # C must be > 0: the C = -1 candidate raises inside every fit
