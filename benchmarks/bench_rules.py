@@ -269,8 +269,9 @@ def nested_report(rows, summary, targets, agreement, machine, command, seconds, 
              "- Protocol: nested CV, 3 outer × 3 inner folds (KFold for label sets, StratifiedKFold for classes, "
              "shuffled; outer seed s, inner seed s + 1), StandardScaler inside the pipeline; OvN SwHb with MM, "
              f"α = 0; the learned rule: `decision_rule=\"cv\", rule_scoring=\"jaccard\", rule_cv={rule_cv}`.",
-             f"- Grid, the same for every method: β = {grid['beta']} (scikit-learn C = β/2 = "
-             f"{grid['C_sklearn=beta/2']}); RBF σ/σ₀ = {grid['sigma/sigma0']} (gamma = 1/(2σ²), σ₀ = "
+             f"- Grid, the same for every method: β = {list(NESTED_GRID.beta)} (absolute: param_grid without κ₀; "
+             f"scikit-learn C = β/2 = {[b / 2 for b in NESTED_GRID.beta]}); RBF σ/σ₀ = {grid['sigma/sigma0']} "
+             "(gamma = 1/(2σ²), σ₀ = "
              "sqrt(M·Var X/2), scikit-learn's \"scale\").",
              "- Cells: mean over the outer-split seeds of the nested score, [min, max] over the seeds.", ""]
     for task, metrics in (("multilabel", ("example_accuracy", "hamming_loss")), ("multiclass", ("accuracy",))):
