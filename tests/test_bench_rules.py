@@ -1,8 +1,5 @@
 """benchmarks/bench_rules.py --nested: the cells against nested CV written directly with scikit-learn, the
 aggregation over seeds and the targets against hand computations, and the CSV and Markdown outputs."""
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,21 +16,9 @@ from ovn_cvx.datasets import load_emotions
 from ovn_cvx.experiments.protocols import Grid
 from ovn_cvx.labels import DecisionRule
 
-PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_rules.py"
+BENCHMARK = "bench_rules"  # the conftest fixture `bench` imports it
 TINY = Grid(beta=(0.5, 8.0), sigma_factors=(1.0,), alpha=(0.0,))
 JACCARD = make_scorer(jaccard_score, average="samples", zero_division=1.0)
-
-
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_rules", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop(spec.name, None)
 
 
 @pytest.fixture(scope="module")

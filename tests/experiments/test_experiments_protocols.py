@@ -46,11 +46,14 @@ def test_same_beta_grid_means_c_is_half_beta():
         Grid(beta=(0.0,))
 
 
-def test_paper_and_nested_protocols_match_hand_loops():
+def half_iris_search():
+    """Every other iris row, a one-vs-rest RBF SVC and a C grid: the hand-loop tests' common setup."""
     X, y = load_iris(return_X_y=True)
-    X, y = X[::2], y[::2]
-    est = OneVsRestClassifier(SVC(kernel="rbf", gamma=0.5))
-    grid = {"estimator__C": [0.01, 1.0, 100.0]}
+    return X[::2], y[::2], OneVsRestClassifier(SVC(kernel="rbf", gamma=0.5)), {"estimator__C": [0.01, 1.0, 100.0]}
+
+
+def test_paper_and_nested_protocols_match_hand_loops():
+    X, y, est, grid = half_iris_search()
     ev = evaluate(est, grid, X, y, task="multiclass", folds=3, seed=4)
     cv = StratifiedKFold(3, shuffle=True, random_state=4)
     # paper protocol: the best mean over the grid, from one cross_val_score per candidate
@@ -72,10 +75,7 @@ def test_paper_and_nested_protocols_match_hand_loops():
 
 
 def test_nested_protocol_alone_skips_the_paper_protocol():
-    X, y = load_iris(return_X_y=True)
-    X, y = X[::2], y[::2]
-    est = OneVsRestClassifier(SVC(kernel="rbf", gamma=0.5))
-    grid = {"estimator__C": [0.01, 1.0, 100.0]}
+    X, y, est, grid = half_iris_search()
     both = evaluate(est, grid, X, y, task="multiclass", folds=3, seed=4)
     alone = evaluate(est, grid, X, y, task="multiclass", folds=3, seed=4, paper=False)
     assert alone.nested == both.nested and alone.nested_params == both.nested_params
