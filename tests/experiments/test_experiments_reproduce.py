@@ -204,7 +204,8 @@ def test_seed_band_of_a_small_data_set_against_hand_loops():
     assert sorted(cell["seed"]) == [0, 1, 2, 3, 4]
     X, y = load_iris(return_X_y=True)
     pipe = make_pipeline(StandardScaler(), OneVsRestClassifier(SVC(kernel="linear")))
-    params = {"onevsrestclassifier__estimator__C": [b / 2 for b in grid.beta]}
+    # β = factor/κ₀, κ₀ = mean ‖x‖² = M = 4 on standardised iris (the grid's kernel scale), C = β/2
+    params = {"onevsrestclassifier__estimator__C": [b / 4 / 2 for b in grid.beta]}
     scores = [GridSearchCV(pipe, params, cv=StratifiedKFold(3, shuffle=True, random_state=s)).fit(X, y).best_score_
               for s in range(5)]
     inner = GridSearchCV(pipe, params, cv=StratifiedKFold(3, shuffle=True, random_state=1))
