@@ -33,7 +33,7 @@ from sklearn.svm import SVC, LinearSVC
 KERNELS = ("linear", "rbf", "poly")
 #: fixed parameters of a kernel, the same for OvN and the baselines: the paper's "polynomial, degree 2" read as
 #: (⟨x, y⟩ + 1)² (scikit-learn's (gamma⟨x, y⟩ + coef0)^degree); only the Gaussian width is searched
-KERNEL_PARAMS = {"poly": {"degree": 2, "gamma": 1.0, "coef0": 1.0}}
+FIXED_KERNEL_PARAMS = {"poly": {"degree": 2, "gamma": 1.0, "coef0": 1.0}}
 TASKS = ("multiclass", "multilabel", "binary")
 
 
@@ -53,7 +53,7 @@ def reference_sigma(X) -> float:
 
 def reference_kernel_scale(X, kernel: str) -> float:
     """κ₀ = mean_i K(x_i, x_i), the size of the kernel on the data: 1 for the Gaussian kernel, the mean ‖x‖² for the
-    linear one (M after standardisation), the mean (γ‖x‖² + c₀)^d for the polynomial one (:data:`KERNEL_PARAMS`).
+    linear one (M after standardisation), the mean (γ‖x‖² + c₀)^d for the polynomial one (:data:`FIXED_KERNEL_PARAMS`).
 
     Scaling a kernel by s and the hinge weight by 1/s gives the same decision function (w scales by 1/√s; the
     objective is divided by s), so a β grid of multiples of 1/κ₀ means the same regularisation on every data set.
@@ -63,7 +63,7 @@ def reference_kernel_scale(X, kernel: str) -> float:
     if kernel == "linear":
         scale = float(norms.mean())
     elif kernel == "poly":
-        p = KERNEL_PARAMS["poly"]
+        p = FIXED_KERNEL_PARAMS["poly"]
         scale = float(((p["gamma"] * norms + p["coef0"]) ** p["degree"]).mean())
     elif kernel == "rbf":
         scale = 1.0
@@ -104,7 +104,7 @@ class Grid:
 class ClassifierSpec:
     """A classifier of the comparison (a "method" of the tables): how to build it and what its grid is called.
 
-    ``build(kernel)`` returns an unfitted estimator (with the kernel's fixed :data:`KERNEL_PARAMS`);
+    ``build(kernel)`` returns an unfitted estimator (with the kernel's fixed :data:`FIXED_KERNEL_PARAMS`);
     ``c_name``/``gamma_name``/``alpha_name`` are its parameter names (None = not tuned); ``beta_to_c`` maps the
     shared β grid to the method's own C.
     """
@@ -139,7 +139,7 @@ def ovn_method(variant: str = "SwHb", solver: str | None = None, estimator_class
     """OvN as a :class:`ClassifierSpec`: β is tuned directly, α only for soft-w variants."""
     def build(kernel):
         cls = estimator_class or _ovn_class()
-        kwargs = {"variant": variant, "kernel": kernel, **KERNEL_PARAMS.get(kernel, {})}
+        kwargs = {"variant": variant, "kernel": kernel, **FIXED_KERNEL_PARAMS.get(kernel, {})}
         if solver is not None:
             kwargs["solver"] = solver
         return cls(**kwargs)
@@ -156,7 +156,7 @@ def baseline_methods() -> tuple[ClassifierSpec, ...]:
     only as the linear ``LinearSVC(multi_class="crammer_singer")``.
     """
     def ovr(kernel):
-        return OneVsRestClassifier(SVC(kernel=kernel, **KERNEL_PARAMS.get(kernel, {})))
+        return OneVsRestClassifier(SVC(kernel=kernel, **FIXED_KERNEL_PARAMS.get(kernel, {})))
 
     def crammer_singer(kernel):
         if kernel != "linear":

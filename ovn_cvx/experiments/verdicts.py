@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .paper import PaperNumber
+from .paper import PAPER_NUMBERS, PaperNumber
 
 REPRODUCED, ABOVE, BELOW, NOT_COMPARABLE, NOT_RUN = "reproduced", "above", "below", "not comparable", "not run"
 VERDICTS = (REPRODUCED, ABOVE, BELOW, NOT_COMPARABLE, NOT_RUN)
@@ -116,22 +116,20 @@ def _main(rows: pd.DataFrame) -> pd.Series | None:
     return None if rows.empty else rows.loc[rows["seed"].idxmin()]
 
 
-def _evidence(number: PaperNumber, results: pd.DataFrame, folds: int, own: str) -> tuple[list[str], list[str]]:
-    """Measured evidence beside one paper number: the evidence variants of its data set, each metric's own best
-    over the grid, the grid edges. Returns (texts, names of the evidence whose band holds the paper's number)."""
+def _evidence(number: PaperNumber, rows: pd.DataFrame, variants: pd.DataFrame, folds: int, own: str) -> list[str]:
+    """Measured evidence beside one paper number, from its cell's ``rows`` and the ``variants`` rows of its data
+    set: each variant's band and verdict, each metric's own best over the grid, the grid edges, and whether any of
+    them holds the paper's number ("consistent with") when ours does not."""
     texts, consistent = [], []
     dataset, kernel, method, metric = number.key
-    variants = results[results["evidence_for"] == dataset]
     for name in dict.fromkeys(variants["dataset"]):
-        rows = _cell_rows(variants, name, kernel, method, metric)
-        band = Band.from_rows(rows, folds) if len(rows) else None
+        band = Band.from_rows(_cell_rows(variants, name, kernel, method, metric), folds)
         if band is not None:
             v = verdict(number, band)
             texts.append(f"{name}: {band.text()} → {v}")
             if v == REPRODUCED:
                 consistent.append(name)
-    rows = _cell_rows(results[results["evidence_for"].isna()], *number.key)
-    if len(rows) and (rows["metric_best"] - rows["paper_protocol"]).abs().max() > 1e-12:
+    if (rows["metric_best"] - rows["paper_protocol"]).abs().max() > 1e-12:
         band = Band.from_rows(rows, folds, values=("metric_best",))
         if band is not None:
             v = verdict(number, band)
@@ -139,13 +137,13 @@ def _evidence(number: PaperNumber, results: pd.DataFrame, folds: int, own: str) 
                          f"→ {v}")
             if v == REPRODUCED:
                 consistent.append(f"{metric} maximised on its own")
-    main = _main(rows)
-    if main is not None and isinstance(main["edges"], str) and main["edges"]:
-        texts.append(f"selected at the grid's edge ({main['edges']})")
+    edges = _main(rows)["edges"]
+    if isinstance(edges, str) and edges:
+        texts.append(f"selected at the grid's edge ({edges})")
     if own in (ABOVE, BELOW):
         texts.append("consistent with: " + ", ".join(consistent) if consistent
                      else "unexplained by the measured variants")
-    return texts, consistent
+    return texts
 
 
 def assess(results: pd.DataFrame, folds: int, numbers) -> pd.DataFrame:
@@ -166,7 +164,8 @@ def assess(results: pd.DataFrame, folds: int, numbers) -> pd.DataFrame:
         else:
             ours = f"{main['paper_protocol']:.3f} / {main['nested']:.3f}"
         v = verdict(number, band)
-        evidence, _ = _evidence(number, results, folds, v) if main is not None and number.numeric else ([], [])
+        evidence = _evidence(number, rows, results[results["evidence_for"] == number.dataset], folds, v) \
+            if main is not None and number.numeric else []
         out.append({"table": number.table, "row": number.row, "column": number.column, "dataset": number.dataset,
                     "kernel": number.kernel, "method": number.method, "metric": number.metric,
                     "paper": number.text, "ours": ours, "band": "" if band is None else band.text(), "verdict": v,
@@ -209,7 +208,6 @@ def _unseen_set(results, folds, parallel):
 
 
 def _fewer_support_vectors(results, folds, parallel):
-    from .paper import PAPER_NUMBERS
     checks = []
     for number in PAPER_NUMBERS:
         if number.table != "B" or number.metric != "support_vectors" or number.method != "OvN":

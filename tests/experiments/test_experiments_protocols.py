@@ -10,7 +10,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_sco
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.svm import SVC
 
-from ovn_cvx.experiments.protocols import (KERNEL_PARAMS, METRICS, Grid, baseline_methods, evaluate, grid_edges,
+from ovn_cvx.experiments.protocols import (FIXED_KERNEL_PARAMS, METRICS, Grid, baseline_methods, evaluate, grid_edges,
                                            ovn_method, reference_kernel_scale, reference_sigma, sigma_to_gamma,
                                            splitter, with_scaler)
 
@@ -139,7 +139,7 @@ def test_kernel_scale_makes_the_beta_grid_mean_the_same_on_every_scale():
     Xs = (X - X.mean(axis=0)) / X.std(axis=0)
     assert reference_kernel_scale(Xs, "linear") == pytest.approx(4.0)  # Σ_j Var x_j = M
     assert reference_kernel_scale(X, "rbf") == 1.0
-    p = KERNEL_PARAMS["poly"]
+    p = FIXED_KERNEL_PARAMS["poly"]
     expected = np.mean(np.diag((p["gamma"] * X @ X.T + p["coef0"]) ** p["degree"]))
     assert reference_kernel_scale(X, "poly") == pytest.approx(expected)
     with pytest.raises(ValueError, match="kernel"):
