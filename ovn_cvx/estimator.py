@@ -323,9 +323,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             check_solver(self.solver)
         self._check_approximation()
         with naming("X"):
-            X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64)
-        if sp.issparse(X):  # the formulations work on dense arrays
-            X = X.toarray()
+            # sparse X stays sparse (docs/theory.md §9.10); COO and the other scipy formats are converted to CSR
+            X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64)
         X_in = X
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
@@ -536,9 +535,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         """f_k(x) of all K columns, shape (n, K), binary included."""
         check_is_fitted(self)
         with naming("X"):
-            X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=np.float64, reset=False)
-        if sp.issparse(X):
-            X = X.toarray()
+            X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64, reset=False)
         if self._precomputed:
             X = X[:, self._train_index]
         return self._embed(self.result_.decision_function(X), NEVER)

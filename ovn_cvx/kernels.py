@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cholesky
 from scipy.sparse.linalg import eigsh
 from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
@@ -30,7 +31,8 @@ def validate_kernel(kernel, gamma=None, degree=3, coef0=0.0) -> tuple:
 def resolve_gamma(gamma, X_train) -> float:
     """The numeric γ of "scale" (1 / (M · Var X), as ``SVC``; None means "scale"), "auto" (1 / M) or a number."""
     if gamma is None or gamma == "scale":
-        var = X_train.var()
+        # Var X over all N·M entries; for a sparse X from its stored values (E[x²] − E[x]², as SVC does)
+        var = X_train.multiply(X_train).mean() - X_train.mean() ** 2 if sp.issparse(X_train) else X_train.var()
         return 1.0 / (X_train.shape[1] * var) if var > 0 else 1.0
     if gamma == "auto":
         return 1.0 / X_train.shape[1]
@@ -38,17 +40,20 @@ def resolve_gamma(gamma, X_train) -> float:
 
 
 def kernel_matrix(kernel, X_new, X_train, *, gamma=None, degree=3, coef0=0.0, n_train=None):
-    """κ(X_new, X_train) of shape (n, N). For "precomputed", X_new must already be (n, N)."""
-    X_new = check_array(X_new, dtype=np.float64, input_name="X")
+    """κ(X_new, X_train) of shape (n, N), dense. X_new and X_train may be sparse (CSR or CSC; scikit-learn's pairwise
+    kernels take them as they are). For "precomputed", X_new must already be (n, N) (a sparse one is densified: it
+    is the kernel matrix)."""
+    X_new = check_array(X_new, accept_sparse=("csr", "csc"), dtype=np.float64, input_name="X")
     if isinstance(kernel, str) and kernel == "precomputed":
         if X_new.shape[1] != n_train:
             raise ValueError(f"X must be a precomputed kernel of shape (n, {n_train}), got {X_new.shape}")
-        return X_new
+        return X_new.toarray() if sp.issparse(X_new) else X_new
     if X_new.shape[1] != X_train.shape[1]:
         raise ValueError(f"X has {X_new.shape[1]} features, the problem was built with {X_train.shape[1]}")
     if callable(kernel):
-        with naming("kernel"):  # the callable's output
-            K = np.asarray(kernel(X_new, X_train), dtype=np.float64)
+        K = kernel(X_new, X_train)
+        with naming("kernel"):  # the callable's output (a sparse one is the n×N kernel matrix: densified)
+            K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
         if K.shape != (X_new.shape[0], X_train.shape[0]):
             raise ValueError(f"the kernel callable returned shape {K.shape}, expected "
                              f"{(X_new.shape[0], X_train.shape[0])}")

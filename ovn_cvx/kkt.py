@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import lsq_linear
 from threadpoolctl import threadpool_limits
 
@@ -118,7 +119,8 @@ def _certificate(problem: Problem, coef: np.ndarray, b: np.ndarray, value: float
     columns = np.zeros((d * K + K, n_s + n_rho + n_lam))
     for j, p in enumerate(margin):  # rows k·d … (k+1)·d − 1: the W-equations of class k
         k = pairs.label[p]
-        columns[k * d:(k + 1) * d, j] = pairs.sign[p] * Phi[pairs.sample[p]]
+        row = Phi[pairs.sample[p]]
+        columns[k * d:(k + 1) * d, j] = pairs.sign[p] * (row.toarray().ravel() if sp.issparse(row) else row)
         columns[d * K + k, j] = pairs.sign[p]
     for k in range(K):
         if n_rho:

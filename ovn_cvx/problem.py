@@ -85,6 +85,26 @@ def _check_magnitude(name: str, value: float) -> float:
     return value
 
 
+def _check_patterns(X, kernel):
+    """X as float64: a dense array, or for a sparse X (any scipy format: CSC, COO, ... are converted) a CSR matrix
+    in canonical form, never densified (docs/theory.md §9.10); a precomputed kernel given as a sparse matrix is the
+    dense N×N matrix it stands for. Non-finite entries and magnitudes beyond MAX_MAGNITUDE are rejected (for a
+    sparse X by its stored values)."""
+    with naming("X"):
+        X = check_array(X, accept_sparse=("csr", "csc"), dtype=np.float64, input_name="X", ensure_min_samples=1)
+    if sp.issparse(X):
+        if isinstance(kernel, str) and kernel == "precomputed":
+            X = X.toarray()  # the N×N kernel matrix: the Gram matrix the kernel formulation needs anyway
+        else:
+            X = sp.csr_matrix(X.tocsr())  # spmatrix, also for a sparse array: the package's products are matrix ones
+            if not X.has_canonical_format:  # duplicate entries summed (on a copy: the caller's matrix is untouched)
+                X = X.copy()
+                X.sum_duplicates()
+    values = X.data if sp.issparse(X) else X
+    _check_magnitude("X", float(np.abs(values).max(initial=0.0)))
+    return X
+
+
 def _check_membership(Y) -> np.ndarray:
     """Y as a float N×K matrix over {−1, 0, 1} with K ≥ 2 and at least one member in every class."""
     if sp.issparse(Y):
@@ -111,8 +131,10 @@ class Problem:
 
     Parameters
     ----------
-    X : array-like of shape (N, M)
-        Patterns; for ``kernel="precomputed"`` the (N, N) kernel matrix.
+    X : array-like or sparse matrix of shape (N, M)
+        Patterns; for ``kernel="precomputed"`` the (N, N) kernel matrix. A sparse X (CSR; CSC and the other
+        scipy formats are converted) is kept sparse through every solver (docs/theory.md §9.10); a sparse
+        precomputed kernel is densified (it is the N×N Gram matrix).
     Y : array-like or sparse matrix of shape (N, K)
         Membership: 1 = in class k, 0 = no information, −1 = known not in class k (extension).
         Rows without any nonzero entry are allowed (they enter no hinge term).
@@ -160,11 +182,11 @@ class Problem:
         if changed & {"kernel", "gamma", "degree", "coef0"}:
             gamma, degree, coef0 = validate_kernel(kernel, gamma, degree, coef0)
         if "X" in changed:
-            with naming("X"):
-                X = check_array(changes["X"], dtype=np.float64, input_name="X", ensure_min_samples=1)
-            _check_magnitude("X", float(np.abs(X).max(initial=0.0)))
+            X = _check_patterns(changes["X"], kernel)
         else:
             X = self.X
+            if sp.issparse(X) and isinstance(kernel, str) and kernel == "precomputed":  # replace(kernel=...)
+                X = X.toarray()
         Y = _check_membership(changes["Y"]) if "Y" in changed else self.Y
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}")

@@ -93,9 +93,14 @@ def export(problem: Problem) -> QP:
     q = np.concatenate([np.zeros(n_coef + K), problem.cost])
     # pair p: −y_p φ_{i_p}ᵀ z_{k_p} − y_p b_{k_p} − ξ_p ≤ −1
     sign = pairs.sign.astype(np.float64)
-    rows = np.repeat(np.arange(n), d)
-    cols = (pairs.label[:, None] * d + np.arange(d)[None, :]).ravel()
-    margin = sp.csc_matrix((-(sign[:, None] * features[pairs.sample]).ravel(), (rows, cols)), shape=(n, n_coef))
+    if sp.issparse(features):  # a sparse X: its stored entries only, row p shifted to class k_p's columns
+        entries = (sp.diags(-sign) @ features[pairs.sample]).tocoo()
+        margin = sp.csc_matrix((entries.data, (entries.row, pairs.label[entries.row] * d + entries.col)),
+                               shape=(n, n_coef))
+    else:
+        rows = np.repeat(np.arange(n), d)
+        cols = (pairs.label[:, None] * d + np.arange(d)[None, :]).ravel()
+        margin = sp.csc_matrix((-(sign[:, None] * features[pairs.sample]).ravel(), (rows, cols)), shape=(n, n_coef))
     bias = sp.csc_matrix((-sign, (np.arange(n), pairs.label)), shape=(n, K))
     G = sp.hstack([margin, bias, -sp.identity(n)], format="csc")
     h = -np.ones(n)

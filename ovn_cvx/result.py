@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
 from .kernels import kernel_matrix, resolve_gamma
@@ -45,18 +46,19 @@ class Predictor:
                    basis=None if precomputed else problem.X[support], feature_map=feature_map)
 
     def decision_function(self, X_new) -> np.ndarray:
-        """f_k(x) for every row of X_new, shape (n, K)."""
+        """f_k(x) for every row of X_new (dense, or sparse CSR/CSC: never densified), shape (n, K)."""
         if self.feature_map is not None:
             X_new = self.feature_map.transform(X_new)
-        X_new = check_array(X_new, dtype=np.float64, input_name="X")
+        X_new = check_array(X_new, accept_sparse=("csr", "csc"), dtype=np.float64, input_name="X")
         if X_new.shape[1] != self.n_features:
             what = "columns (a precomputed kernel against the training set)" if self.basis is None \
                 and self.kernel is not None else "features"
             raise ValueError(f"X has {X_new.shape[1]} {what}, the problem has {self.n_features}")
         if self.kernel is None:
             return X_new @ self.coef + self.b
-        if self.basis is None:  # precomputed
+        if self.basis is None:  # precomputed (a sparse one: its n×|S| columns densified, the kernel values they are)
             G = X_new[:, self.support]
+            G = G.toarray() if sp.issparse(G) else G
         elif not self.support.size:  # W = 0; pairwise_kernels rejects an empty basis
             G = np.zeros((X_new.shape[0], 0))
         else:

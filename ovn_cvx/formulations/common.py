@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
 from ..problem import Problem
 
@@ -46,7 +47,15 @@ def hinge(features: np.ndarray, Z: cp.Variable, b: cp.Variable, problem: Problem
     Clarabel 3.0 s against 0.8 s at N = 1000).
     """
     pairs = problem.pairs
-    margins = cp.sum(cp.multiply(features[pairs.sample].T, Z[:, pairs.label]), axis=0) + b[pairs.label]
+    if sp.issparse(features):
+        # sparse X: the pairs of class k (contiguous, pairs are class-major) as one sparse product Φ[S_k] z_k; CVXPY
+        # densifies a sparse constant inside cp.multiply (measured: 320 MB for a 400×20000 X of 64 MB dense)
+        bounds = np.searchsorted(pairs.label, np.arange(problem.n_classes + 1))
+        products = cp.hstack([features[pairs.sample[bounds[k]:bounds[k + 1]]] @ Z[:, k]
+                              for k in range(problem.n_classes)])
+    else:
+        products = cp.sum(cp.multiply(features[pairs.sample].T, Z[:, pairs.label]), axis=0)
+    margins = products + b[pairs.label]
     return beta * (pairs.weight @ cp.pos(1 - cp.multiply(pairs.sign, margins)))
 
 

@@ -25,6 +25,7 @@ import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 import pandas as pd
 from sklearn.metrics.pairwise import linear_kernel
 from sklearn.svm import SVC
@@ -294,7 +295,9 @@ def badly_scaled_gram_consistency(problem: Problem, scale: float = 1e6, **option
     check_instance("problem", problem, Problem)
     factors = np.ones(problem.n_features)
     factors[0] = check_number("scale", scale, low=0, strict=True)
-    check = linear_kernel_consistency(problem.replace(X=problem.X * factors), tol=SCALED_GRAM_TOL, **options)
+    X = problem.X
+    scaled = X.multiply(factors).tocsr() if sp.issparse(X) else X * factors  # a sparse matrix's * is a product
+    check = linear_kernel_consistency(problem.replace(X=scaled), tol=SCALED_GRAM_TOL, **options)
     check.name = "badly_scaled_gram_consistency"
     return check
 

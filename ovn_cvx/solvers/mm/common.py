@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import LinAlgError, LinAlgWarning, lstsq, solve
 from scipy.linalg.lapack import dpotrf, dpotrs
 
@@ -91,8 +92,32 @@ def smoothed_hinge(r: np.ndarray, eps: float) -> np.ndarray:
     return out
 
 
+#: rows of a sparse X per block of the dense product X_a X_bᵀ: bounds the sparse intermediate of each block
+GRAM_BLOCK_ROWS = 512
+
+
+def rows_of(X, rows=slice(None)):
+    """X[rows]; the whole of X itself (a sparse X[:] would be a copy)."""
+    return X if isinstance(rows, slice) and rows == slice(None) else X[rows]
+
+
+def dense_gram(A, B) -> np.ndarray:
+    """A Bᵀ as a dense array for dense or sparse (CSR) A and B: a sparse product A Bᵀ is formed block of rows by
+    block of rows, so that no more than GRAM_BLOCK_ROWS of its rows exist in sparse form at once (a sparse product
+    of fully dense rows costs twice the memory of the dense result)."""
+    if not sp.issparse(A):
+        return A @ B.T
+    out = np.empty((A.shape[0], B.shape[0]))
+    Bt = B.T.tocsr()  # once: a CSR product converts its other factor to CSR
+    for start in range(0, A.shape[0], GRAM_BLOCK_ROWS):
+        block = slice(start, start + GRAM_BLOCK_ROWS)
+        out[block] = (A[block] @ Bt).toarray()
+    return out
+
+
 class GramOperator:
-    """Products with the training Gram matrix (G = X Xᵀ for linear problems, never formed; the kernel's G)
+    """Products with the training Gram matrix (G = X Xᵀ for linear problems, never formed; the kernel's G; a sparse X
+    stays sparse: its products with dense coefficients are dense N×K or M×K, its pair blocks dense n×n)
     and the kernel coefficients A = M P⁺ of a dual point μ, M_{i_p k_p} = y_p μ_p (docs/theory.md §6).
 
     Dual points are sparse (μ_p = 0 off the support): only the rows of A of samples with a nonzero μ_p are
@@ -108,7 +133,8 @@ class GramOperator:
         pairs = self.problem.pairs
         sample, label, sign = pairs.sample[index], pairs.label[index], pairs.sign[index]
         if self.linear:
-            Q = self.basis[sample] @ self.basis[sample].T
+            rows = self.basis[sample]
+            Q = dense_gram(rows, rows)
         else:
             Q = self.basis[np.ix_(sample, sample)]
         Q *= self.problem.coupling_pinv[np.ix_(label, label)]
@@ -131,14 +157,14 @@ class GramOperator:
         """(G A)[rows]: the decision values without bias of the dual point μ at those samples."""
         support, A = self.dual_coef(mu)
         if self.linear:
-            return self.basis[rows] @ (self.basis[support].T @ A)
+            return rows_of(self.basis, rows) @ (rows_of(self.basis, support).T @ A)
         return self.basis[rows][:, support] @ A
 
     def coef(self, mu: np.ndarray) -> np.ndarray:
         """The reported coefficients of μ: W = Xᵀ A (linear) or A itself (kernel)."""
         support, A = self.dual_coef(mu)
         if self.linear:
-            return self.basis[support].T @ A
+            return rows_of(self.basis, support).T @ A
         full = np.zeros((self.problem.n_samples, self.problem.n_classes))
         full[support] = A
         return full
