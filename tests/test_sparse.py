@@ -314,6 +314,9 @@ def test_estimator_on_sparse_equals_dense(sparse_multiclass, sparse_multilabel, 
         else:
             clear = np.abs(F - 1.0).min(axis=1) > 1e-4
         np.testing.assert_array_equal(est.predict(convert(X_new))[clear], dense.predict(X_new)[clear])
+    # mixed: the sparse fit on dense new data, the dense fit on sparse new data
+    np.testing.assert_allclose(est.decision_function(X_new), F, atol=1e-5)
+    np.testing.assert_allclose(dense.decision_function(sp.csr_matrix(X_new)), F, rtol=0, atol=1e-12)
     assert est.n_features_in_ == X.shape[1]
     if kernel == "linear":
         np.testing.assert_allclose(est.coef_, dense.coef_, atol=1e-5)
