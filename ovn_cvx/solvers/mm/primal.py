@@ -56,10 +56,10 @@ class PrimalStepper:
 
     @cached_property
     def rows(self) -> list:
-        """φ̃_i = (φ_i; 1) of every pair, class by class: O(n d) memory, formed at the first iteration (a warm
-        start certified at once never needs it)."""
+        """φ̃_i = (φ_i; 1) of every pair, class by class: O(n d) memory (a sparse X: CSR, O(nnz + n)), formed at the
+        first iteration (a warm start certified at once never needs it)."""
         pairs = self.problem.pairs
-        if sp.issparse(self.features):  # sparse X: CSR rows, O(nnz + n) (docs/theory.md §9.10)
+        if sp.issparse(self.features):  # docs/theory.md §9.10
             return [sp.hstack([self.features[pairs.sample[s]], np.ones((s.stop - s.start, 1))], format="csr")
                     for s in self.slices]
         return [np.hstack([self.features[pairs.sample[s]], np.ones((s.stop - s.start, 1))]) for s in self.slices]
