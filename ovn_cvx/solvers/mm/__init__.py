@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
 from ..._validation import check_number
@@ -30,11 +31,12 @@ from ...problem import Problem
 from ...result import SolveResult
 from .common import GramOperator, State, smoothed_hinge, state_objective
 from .interior import InteriorPoint
+from .matrix_free import solve_matrix_free
 from .pairs import PairStepper
 from .polish import partition, polish
 from .primal import PrimalStepper
 
-FORMS = ("auto", "primal", "pair")
+FORMS = ("auto", "primal", "pair", "matrix-free")
 FINISHES = ("auto", "interior", "polish", "none")
 #: iteration limit of the interior-point finish (measured 5–24 iterations; docs/theory.md §9.8)
 INTERIOR_MAX_ITER = 100
@@ -59,6 +61,9 @@ MIN_EPS = 1e-6
 #: the ε continuation divides ε by this (measured linear N = 10000: 2 fewer iterations than 10, certified at
 #: ε = 0.5 instead of 0.1)
 EPS_FACTOR = 2.0
+#: the largest structured system (entries) the "auto" form builds for a linear problem; beyond it, matrix-free
+#: (2**27 doubles = 1 GiB)
+STRUCTURED_BUDGET = 2**27
 #: band half-width of the first polish partition from a warm start: the margin pairs of a certified solution
 WARM_DELTA = 1e-6
 
@@ -104,6 +109,32 @@ def _make_stepper(problem: Problem, form: str):
     if form == "pair":
         return PairStepper(problem, GramOperator(problem))
     return PrimalStepper(problem, problem.kernel_factor if problem.is_kernel else None)
+
+
+def _out_of_reach(problem: Problem) -> bool:
+    """Whether both structured forms exceed STRUCTURED_BUDGET entries: the primal form's K blocks of (d+1)² and
+    its n×(d+1) pair rows (dense data; sparse rows cost their nonzeros), the pair form's n×n matrix. Linear
+    problems only: a kernel problem has its N×N Gram already."""
+    if problem.is_kernel:
+        return False
+    n, d, K = len(problem.pairs), problem.n_features + 1, problem.n_classes
+    rows = n * d if not sp.issparse(problem.X) else 0
+    return min(K * d * d + rows, n * n) > STRUCTURED_BUDGET
+
+
+def _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b) -> SolveResult:
+    """form="matrix-free" (docs/theory.md §9.10): Newton-CG with ε continuation, the same proven bound."""
+    if problem.is_kernel:
+        raise ValueError("form='matrix-free' solves linear problems (kernel='linear'); kernel problems use the "
+                         "'pair' or 'primal' form, or an explicit feature map (kernel_approximation)")
+    run, stop = solve_matrix_free(problem, gap_tol=gap_tol, max_iter=max_iter, warm_coef=warm_coef, warm_b=warm_b)
+    options = Options(eps=run.eps, tol=0.0, gap_tol=gap_tol, max_iter=max_iter, relax=False, newton=True,
+                      finish="none", polish_every=1, burn_in=1)
+    info = {"finish": "newton-cg", "stop": stop, "eps": run.eps, "cg_iterations": run.cg_iterations,
+            "extrapolations": run.extrapolations}
+    point, bound = run.best
+    status = _verdict(bound, options, hit_limit=stop == "max_iter")
+    return _result(problem, run, point.W, point.b, bound, options, status, run.iterations, info, run.history)
 
 
 @dataclass(frozen=True)
@@ -198,6 +229,22 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
     warm_coef, warm_b = _check_warm_start(problem, warm_start)
 
     start = time.perf_counter()
+    # One BLAS thread: the iterations work on small matrices, where threads only add overhead (docs/theory.md §9.7); on
+    # a loaded 2-core machine even the n×n Cholesky of the pair form measured 8× slower threaded, and the
+    # matrix-free form's vector operations 40 ms per CG iteration (length 10⁵) instead of well under 1 ms.
+    with blas_controller().limit(limits=1, user_api="blas"):
+        if form == "matrix-free" or (form == "auto" and _out_of_reach(problem)):
+            result = _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b)
+        else:
+            result = _structured(problem, form, eps, tol, gap_tol, max_iter, relax, newton, finish, polish_every,
+                                 burn_in, warm_coef, warm_b, start)
+    result.solve_time = time.perf_counter() - start
+    return result
+
+
+def _structured(problem, form, eps, tol, gap_tol, max_iter, relax, newton, finish, polish_every, burn_in,
+                warm_coef, warm_b, start) -> SolveResult:
+    """The primal or pair form: MM phases, the interior point, the polish."""
     stepper = _make_stepper(problem, form)
     if eps is None:
         # without the polish there is no ε continuation: F̃_0.5's minimizer would be the answer
@@ -207,15 +254,11 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
     options = Options(eps=eps, tol=tol, gap_tol=gap_tol, max_iter=max_iter, relax=relax, newton=newton,
                       finish=finish, burn_in=burn_in or (1 if newton else 20),
                       polish_every=polish_every or (5 if stepper.form == "pair" else 50))
-    # One BLAS thread: the iterations work on small matrices, where threads only add overhead (docs/theory.md §9.7); on
-    # a loaded 2-core machine even the n×n Cholesky of the pair form measured 8× slower threaded.
-    with blas_controller().limit(limits=1, user_api="blas"):
-        setup_time = time.perf_counter() - start
-        if finish in ("polish", "none"):
-            result = _mm(problem, stepper, options, warm_coef, warm_b)
-        else:
-            result = _finish(problem, stepper, options, warm_coef, warm_b)
-    result.solve_time = time.perf_counter() - start
+    setup_time = time.perf_counter() - start
+    if finish in ("polish", "none"):
+        result = _mm(problem, stepper, options, warm_coef, warm_b)
+    else:
+        result = _finish(problem, stepper, options, warm_coef, warm_b)
     result.info["setup_time"] = setup_time
     return result
 

@@ -1,0 +1,371 @@
+"""Matrix-free Newton-CG on the smoothed objective (docs/theory.md §9.10): linear problems whose structured systems
+do not fit, such as wide sparse data (a d×d block per class and an n×n pair matrix are both out of reach).
+
+Only products with the rows of X that carry pairs are used, class by class (B_k = the rows of class k's pairs):
+per Newton iteration one pass B_k w_k for the margins and one Bᵀ pass for the gradient, and per conjugate-gradient
+iteration a pass over the rows of the *band* pairs only (|r_p| < ε, the only ones with curvature). Memory: the
+pair rows (nnz(X) times the mean number of labels per row) plus O(n + K·M). The ε continuation and the proven bound
+of §6 decide, as in the MM phases: "optimal" only when F − D(μ̂) ≤ gap_tol·max(1, |F|) with μ̂ the slopes of the
+smoothed hinge made dual feasible.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...duality import GapBound, gap_bound, project_hard_constraints
+from ...problem import Problem
+from .common import State, smoothed_hinge, state_objective
+from .polish import partition
+
+#: the first floor of a cold start: above 1, every pair of the start W = 0, b = 0 (r ≡ 1) lies in the band, so the
+#: first Newton step is the least-squares fit of the margins
+COLD_EPS = 2.0
+#: the first floor of a warm start: near a neighbouring optimum, its margin pairs are within ~1e-2 of the margin
+WARM_EPS = 1e-2
+#: ε continuation factor, and the floor where it stops (the bound then says how far the answer is)
+EPS_FACTOR = 10.0
+MIN_EPS = 1e-9
+#: curvature of the bias coordinates relative to Σ_{p∈k} c_p/(2ε), so that a class without band pairs still has a
+#: definite Newton system (the backtracking makes any definite model a descent method)
+BIAS_DAMPING = 1e-6
+#: conjugate gradients: at most this many iterations per Newton step, and the forcing term's bounds
+CG_MAX_ITER = 500
+CG_RTOL = (1e-12, 1e-2)
+#: a Newton step solved this accurately (relative residual) on an unchanged partition ends the stage
+EXACT_RTOL = 1e-10
+#: Newton iterations per ε stage before the stage is declared converged anyway
+STAGE_MAX_ITER = 50
+MAX_HALVINGS = 40
+#: the highest degree of the extrapolation in ε (it uses up to this many + 1 stages on one partition)
+EXTRAPOLATION_ORDER = 2
+
+
+def pair_rows(problem: Problem) -> "SparsePairRows | DensePairRows":
+    """The rows x_{i_p} of every pair, as an operator (docs/theory.md §9.10): margins u_p = x_{i_p}ᵀ w_{k_p} and
+    their transpose Σ_p t_p x_{i_p} e_{k_p}ᵀ cost nnz of the pair rows, against K·nnz(X) for X W (a multilabel
+    row enters only its own labels' products)."""
+    pairs = problem.pairs
+    if sp.issparse(problem.X):
+        return SparsePairRows(problem.X.tocsr(), pairs.sample, pairs.label, problem.n_classes)
+    return DensePairRows(problem.X, pairs.sample, pairs.label, problem.n_classes)
+
+
+class SparsePairRows:
+    """Sparse X: one CSR matrix S (n × K·M) whose row p is x_{i_p} placed in the column block of class k_p, so
+    that the margins are S vec(Wᵀ) and the transpose Sᵀt: one sparse product each, for all classes."""
+
+    def __init__(self, X, sample, label, n_classes):
+        self.M, self.K, self.label = X.shape[1], n_classes, label
+        rows = X[sample]
+        shift = np.repeat(label.astype(np.int64) * self.M, np.diff(rows.indptr))
+        self.S = sp.csr_matrix((rows.data, rows.indices + shift, rows.indptr), shape=(len(sample), self.K * self.M))
+
+    def restrict(self, index: np.ndarray) -> "SparsePairRows":
+        sub = object.__new__(SparsePairRows)
+        sub.M, sub.K, sub.label, sub.S = self.M, self.K, self.label[index], self.S[index]
+        return sub
+
+    def forward(self, V: np.ndarray) -> np.ndarray:
+        return self.S @ V.T.ravel()
+
+    def backward(self, t: np.ndarray) -> np.ndarray:
+        return (self.S.T @ t).reshape(self.K, self.M).T
+
+    def squares_backward(self, t: np.ndarray) -> np.ndarray:
+        """Σ_p t_p x_{i_p}² e_{k_p}ᵀ (elementwise squares): the diagonal of the band Hessian."""
+        return (self.S.multiply(self.S).T @ t).reshape(self.K, self.M).T
+
+
+class DensePairRows:
+    """Dense X: the rows of each class's pairs as one dense block per class (pairs are sorted by class)."""
+
+    def __init__(self, X, sample, label, n_classes):
+        self.M, self.K, self.label = X.shape[1], n_classes, label
+        bounds = np.searchsorted(label, np.arange(n_classes + 1))
+        self.slices = [slice(bounds[k], bounds[k + 1]) for k in range(n_classes)]
+        self.blocks = [X[sample[s]] for s in self.slices]
+
+    def restrict(self, index: np.ndarray) -> "DensePairRows":
+        sub = object.__new__(DensePairRows)
+        sub.M, sub.K, sub.label = self.M, self.K, self.label[index]
+        cuts = np.searchsorted(index, [s.start for s in self.slices] + [self.slices[-1].stop])
+        sub.slices = [slice(cuts[k], cuts[k + 1]) for k in range(self.K)]
+        sub.blocks = [B[index[s] - outer.start] for B, s, outer in zip(self.blocks, sub.slices, self.slices)]
+        return sub
+
+    def forward(self, V: np.ndarray) -> np.ndarray:
+        return np.concatenate([B @ V[:, k] for k, B in enumerate(self.blocks)])
+
+    def backward(self, t: np.ndarray) -> np.ndarray:
+        return np.stack([B.T @ t[s] for B, s in zip(self.blocks, self.slices)], axis=1)
+
+    def squares_backward(self, t: np.ndarray) -> np.ndarray:
+        return np.stack([(B * B).T @ t[s] for B, s in zip(self.blocks, self.slices)], axis=1)
+
+
+class BandHessian:
+    """The generalized Hessian of F̃_ε at a point, as an operator on directions (V, d) (docs/theory.md §9.10):
+
+        (V, d) ↦ (V P + Σ_{p∈band} κ_p u_p x_{i_p} e_{k_p}ᵀ,  Σ_{p∈band, k_p=k} κ_p u_p + damping·d + 2γ Σd),
+
+    u_p = x_{i_p}ᵀ v_{k_p} + d_{k_p}, κ_p = c_p/(2ε), restricted to the hard constraints' subspace by projection.
+    Directions are flat vectors (V row-major, then d)."""
+
+    def __init__(self, problem: Problem, rows, r: np.ndarray, eps: float):
+        self.problem = problem
+        self.M, self.K = problem.n_features, problem.n_classes
+        cost = problem.cost
+        band = np.flatnonzero(np.abs(r) < eps)
+        self.band, self.kappa = rows.restrict(band), cost[band] / (2.0 * eps)
+        self.damping = BIAS_DAMPING * np.bincount(problem.pairs.label, weights=cost, minlength=self.K) / (2.0 * eps)
+        diag_w = 1.0 + self.band.squares_backward(self.kappa)  # P_kk = 1 in every variant
+        diag_b = self.damping + np.bincount(self.band.label, weights=self.kappa, minlength=self.K)
+        if not problem.hard_b:
+            diag_b += 2.0 * problem.bias_penalty
+        self.inverse_diag = 1.0 / np.concatenate([diag_w.ravel(), diag_b])
+
+    def split(self, x: np.ndarray):
+        return x[:-self.K].reshape(self.M, self.K), x[-self.K:]
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        """Onto the directions that keep the hard constraints: Σ_k v_k = 0 (hard w), Σ_k d_k = 0 (hard b)."""
+        V, d = self.split(x)
+        if self.problem.hard_w:
+            V -= V.mean(axis=1, keepdims=True)
+        if self.problem.hard_b:
+            d -= d.mean()
+        return x
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        problem = self.problem
+        V, d = self.split(x)
+        t = self.kappa * (self.band.forward(V) + d[self.band.label])
+        out_V = coupled(problem, V) + self.band.backward(t)
+        out_d = self.damping * d + np.bincount(self.band.label, weights=t, minlength=self.K)
+        if not problem.hard_b:
+            out_d += 2.0 * problem.bias_penalty * d.sum()
+        return self.project(np.concatenate([out_V.ravel(), out_d]))
+
+    def precondition(self, x: np.ndarray) -> np.ndarray:
+        """Π D⁻¹ Π x: symmetric, and definite on the subspace (D > 0), so projected PCG stays in it."""
+        return self.project(self.inverse_diag * self.project(x.copy()))
+
+
+def coupled(problem: Problem, V: np.ndarray) -> np.ndarray:
+    """V P with P = (1−α) I + α J (soft w) or I (hard w), never forming P ⊗ I."""
+    if problem.hard_w:
+        return V.copy()
+    return (1.0 - problem.alpha) * V + problem.alpha * V.sum(axis=1, keepdims=True)
+
+
+def conjugate_gradient(hessian: BandHessian, rhs: np.ndarray, rtol: float, max_iter: int) -> tuple[np.ndarray, int]:
+    """Projected preconditioned CG for H x = rhs (rhs in the subspace): (x, iterations). Written out rather than
+    scipy's ``cg`` because the projection and the forcing term need the loop, and scipy renamed its tolerance
+    (``tol`` → ``rtol``) inside the range of versions the package supports."""
+    x = np.zeros_like(rhs)
+    if not rhs.any():
+        return x, 0
+    residual = rhs.copy()
+    z = hessian.precondition(residual)
+    direction = z.copy()
+    rz = residual @ z
+    if rz <= 0:  # rhs is round-off outside the subspace
+        return x, 0
+    target = rtol * np.sqrt(rhs @ rhs)
+    for iteration in range(1, max_iter + 1):
+        Hd = hessian.apply(direction)
+        curvature = direction @ Hd
+        if curvature <= 0:
+            return x, iteration
+        step = rz / curvature
+        x += step * direction
+        residual -= step * Hd
+        if np.sqrt(residual @ residual) <= target:
+            return x, iteration
+        z = hessian.precondition(residual)
+        rz, previous = residual @ z, rz
+        if rz <= 0:
+            return x, iteration
+        direction = z + (rz / previous) * direction
+    return x, max_iter
+
+
+@dataclass
+class Point:
+    """An iterate: W (M×K), b, the pair margins u_p = x_{i_p}ᵀ w_{k_p} and residuals r_p."""
+
+    W: np.ndarray
+    b: np.ndarray
+    u: np.ndarray
+    r: np.ndarray
+
+
+@dataclass
+class Stage:
+    """The end of one ε stage: the floor, the point, its slopes μ and its partition (−1 below the band, 0 in
+    it, 1 above)."""
+
+    eps: float
+    W: np.ndarray
+    b: np.ndarray
+    mu: np.ndarray
+    sets: np.ndarray
+
+
+class NewtonCG:
+    """The state of one matrix-free run and its named steps; :func:`solve_matrix_free` is the loop over them."""
+
+    form = "matrix-free"
+
+    def __init__(self, problem: Problem, gap_tol: float, warm_coef=None, warm_b=None):
+        self.problem, self.gap_tol = problem, gap_tol
+        self.rows = pair_rows(problem)
+        self.sign, self.cost, self.label = problem.pairs.sign, problem.cost, problem.pairs.label
+        M, K = problem.n_features, problem.n_classes
+        W = np.zeros((M, K)) if warm_coef is None else np.array(warm_coef, dtype=float)
+        b = np.zeros(K) if warm_b is None else np.array(warm_b, dtype=float)
+        self.point = self.at(W, b)
+        self.eps = COLD_EPS if warm_coef is None else WARM_EPS
+        self.smooth = self.smoothed(self.point)
+        self.iterations = self.stage_iterations = self.cg_iterations = self.extrapolations = 0
+        self.history = [self.exact(self.point)]
+        self.best: tuple[Point, GapBound] | None = None
+        self.chain: list[Stage] = []  # the last stages that ended on one partition
+
+    # --- values -------------------------------------------------------------------------------------
+    def at(self, W, b, u=None) -> Point:
+        u = self.rows.forward(W) if u is None else u
+        return Point(W, b, u, 1.0 - self.sign * (u + b[self.label]))
+
+    def _state(self, point: Point) -> State:
+        reg = 0.5 * float(np.sum(coupled(self.problem, point.W) * point.W))
+        return State(None, point.r, reg, point.b)
+
+    def exact(self, point: Point) -> float:
+        return state_objective(self.problem, self._state(point))
+
+    def smoothed(self, point: Point) -> float:
+        return state_objective(self.problem, self._state(point), smoothed_hinge(point.r, self.eps))
+
+    def slopes(self, r: np.ndarray) -> np.ndarray:
+        """μ_p = c_p h'_ε(r_p): the smoothed hinge's slopes, the dual estimate of §9.3."""
+        return self.cost * np.clip((r + self.eps) / (2.0 * self.eps), 0.0, 1.0)
+
+    @property
+    def certified(self) -> bool:
+        return self.best is not None and self.best[1].relative <= self.gap_tol
+
+    # --- the steps ----------------------------------------------------------------------------------
+    def gradient(self, hessian: BandHessian) -> np.ndarray:
+        """∇F̃_ε projected on the hard constraints' subspace."""
+        problem, point = self.problem, self.point
+        signed = self.sign * self.slopes(point.r)
+        grad_W = coupled(problem, point.W) - self.rows.backward(signed)
+        grad_b = -np.bincount(self.label, weights=signed, minlength=problem.n_classes)
+        if not problem.hard_b:
+            grad_b += 2.0 * problem.bias_penalty * point.b.sum()
+        return hessian.project(np.concatenate([grad_W.ravel(), grad_b]))
+
+    def direction(self) -> tuple[BandHessian, np.ndarray, float]:
+        """The Newton direction of F̃_ε by PCG, with the forcing term (‖g‖/‖g₀‖)² (g₀: the gradient at the
+        stage's start): superlinear, and exact to CG_RTOL[0] at the stage's end. Returns (H, step, rtol)."""
+        hessian = BandHessian(self.problem, self.rows, self.point.r, self.eps)
+        g = self.gradient(hessian)
+        size = float(np.sqrt(g @ g))
+        if self.stage_iterations == 0:
+            self.stage_gradient = max(size, np.finfo(float).tiny)
+        rtol = float(np.clip((size / self.stage_gradient) ** 2, *CG_RTOL))
+        step, used = conjugate_gradient(hessian, -g, rtol, CG_MAX_ITER)
+        self.cg_iterations += used
+        return hessian, step, rtol
+
+    def line_search(self, hessian: BandHessian, step: np.ndarray) -> float:
+        """Backtracking on F̃_ε along the direction; every trial is O(n) (margins move linearly). Returns the step
+        length taken (0 when none lowers F̃_ε)."""
+        V, d = hessian.split(step)
+        p = self.point
+        du = self.rows.forward(V)
+        t = 1.0
+        for _ in range(MAX_HALVINGS):
+            trial = Point(p.W + t * V, p.b + t * d, p.u + t * du, p.r - t * self.sign * (du + d[self.label]))
+            value = self.smoothed(trial)
+            if value < self.smooth:
+                self.point, self.smooth = trial, value
+                return t
+            t /= 2.0
+        return 0.0
+
+    def newton_step(self) -> bool:
+        """One Newton iteration; True when the ε stage has converged: a full step, from an exact solve, that
+        kept the partition it was modelled on (F̃_ε is quadratic there: its minimizer), or no decrease at all."""
+        sets = partition(self.point.r, self.eps)
+        hessian, step, rtol = self.direction()
+        length = self.line_search(hessian, step)
+        self.iterations += 1
+        self.stage_iterations += 1
+        self.history.append(self.exact(self.point))
+        kept = length == 1.0 and rtol <= EXACT_RTOL and np.array_equal(sets, partition(self.point.r, self.eps))
+        return length == 0.0 or kept or self.stage_iterations >= STAGE_MAX_ITER
+
+    def end_stage(self) -> None:
+        """Record the stage and try for the proven bound: at the stage's point with its slopes, and at the
+        extrapolation to ε = 0 of the stages that ended on the same partition (docs/theory.md §9.10)."""
+        point = self.at(*project_hard_constraints(self.problem, self.point.W, self.point.b))
+        self.point, self.smooth = point, self.smoothed(point)
+        stage = Stage(self.eps, point.W, point.b, self.slopes(point.r), partition(point.r, self.eps))
+        same = self.chain and np.array_equal(self.chain[-1].sets, stage.sets)
+        self.chain = [*self.chain[-(EXTRAPOLATION_ORDER):], stage] if same else [stage]
+        candidates = [(point, stage.mu)]
+        if len(self.chain) > 1:
+            W, b, mu = extrapolate(self.chain, 0.0)
+            candidates.append((self.at(*project_hard_constraints(self.problem, W, b)), mu))
+            self.extrapolations += 1
+        for candidate, mu in candidates:
+            bound = gap_bound(self.problem, candidate.W, candidate.b, mu, primal=self.exact(candidate))
+            if self.best is None or bound.absolute < self.best[1].absolute:
+                self.best = candidate, bound
+
+    def refine_eps(self) -> bool:
+        """The next, smaller floor (False at MIN_EPS), started from the stages' extrapolation to it when that
+        lowers F̃ there (a predictor step: along a fixed partition the path is smooth in ε)."""
+        if self.eps <= MIN_EPS:
+            return False
+        self.eps = max(self.eps / EPS_FACTOR, MIN_EPS)
+        self.smooth = self.smoothed(self.point)
+        self.stage_iterations = 0
+        if len(self.chain) > 1:
+            W, b, _ = extrapolate(self.chain, self.eps)
+            predicted = self.at(*project_hard_constraints(self.problem, W, b))
+            value = self.smoothed(predicted)
+            if value < self.smooth:
+                self.point, self.smooth = predicted, value
+        return True
+
+
+def extrapolate(chain: list[Stage], eps: float):
+    """(W, b, μ) of the polynomial through the stages' values in ε, at ``eps`` (Lagrange form): on a fixed
+    partition the smoothed minimizer is a rational, smooth function of ε (docs/theory.md §9.10), so with floors
+    a factor 10 apart each further stage gains a factor ~10 in accuracy."""
+    floors = np.array([stage.eps for stage in chain])
+    weights = [np.prod([(eps - floors[j]) / (floors[i] - floors[j]) for j in range(len(chain)) if j != i])
+               for i in range(len(chain))]
+    return tuple(sum(w * getattr(stage, name) for w, stage in zip(weights, chain)) for name in ("W", "b", "mu"))
+
+
+def solve_matrix_free(problem: Problem, *, gap_tol: float, max_iter: int, warm_coef=None,
+                      warm_b=None) -> tuple[NewtonCG, str]:
+    """Newton-CG with ε continuation until the proven bound is within ``gap_tol``: (the run, why it stopped).
+    The answer is ``run.best``: the point with the smallest proven bound."""
+    run = NewtonCG(problem, gap_tol, warm_coef, warm_b)
+    while run.iterations < max_iter:
+        if run.newton_step():
+            run.end_stage()
+            if run.certified:
+                return run, "certified"
+            if not run.refine_eps():
+                return run, "eps floor"
+    run.end_stage()
+    return run, "max_iter"
