@@ -202,10 +202,10 @@ def make_sparse_multilabel(n_samples: int = 1000, *, n_features: int = 5000, n_c
     (``sparse=True``, ``allow_unlabeled=False``), drawn for all documents at once: that function draws document
     by document in Python (measured 30 s for 10 000 documents of 100 words over 50 000 features, so about five
     minutes for the 100 000 of the scale benchmark; this one takes seconds). Label prevalences p_c and word
-    distributions p(w | c) are uniform draws, normalized; each document has 1 + Poisson(n_labels − 1) distinct
-    labels (at most ``n_classes``) drawn by prevalence, Poisson(length) words (at least one), each word from
-    p(w | c) of one of its labels chosen uniformly. (Not draw-for-draw the same as scikit-learn's, whose label
-    count is Poisson(n_labels) redrawn while 0; the same kind of data.)
+    distributions p(w | c) are uniform draws, normalized; each document has distinct
+    labels (Poisson(n_labels) drawn again while 0, at most ``n_classes``) drawn by prevalence, Poisson(length)
+    words (at least one), each word from p(w | c) of one of its labels chosen uniformly. The same model, not the
+    same draws.
 
     Returns ``X``, a CSR matrix (n_samples, n_features) of word counts (float64), and ``Y``, the (n_samples,
     n_classes) 0/1 label matrix (every class present when n_samples is large enough; not guaranteed).
@@ -221,7 +221,10 @@ def make_sparse_multilabel(n_samples: int = 1000, *, n_features: int = 5000, n_c
     word_cdf = np.cumsum(rng.uniform(size=(n_classes, n_features)), axis=1)
     word_cdf /= word_cdf[:, -1:]
     # labels: the first n of a random order weighted by prevalence (Gumbel top-k: sampling without replacement)
-    count = np.minimum(1 + rng.poisson(n_labels - 1.0, size=n_samples), n_classes)
+    count = rng.poisson(n_labels, size=n_samples)
+    while not count.all():  # Poisson(n_labels) drawn again while 0, as scikit-learn's allow_unlabeled=False
+        count[count == 0] = rng.poisson(n_labels, size=np.count_nonzero(count == 0))
+    count = np.minimum(count, n_classes)
     order = np.argsort(np.log(prevalence) - np.log(-np.log(rng.uniform(size=(n_samples, n_classes)))), axis=1)[:, ::-1]
     Y = np.zeros((n_samples, n_classes), dtype=np.int64)
     rows = np.repeat(np.arange(n_samples), count)

@@ -123,7 +123,7 @@ def _out_of_reach(problem: Problem) -> bool:
 
 
 def _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b) -> SolveResult:
-    """form="matrix-free" (docs/theory.md §9.10): Newton-CG with ε continuation, the same proven bound."""
+    """form="matrix-free" (docs/theory.md §9.11): Newton-CG with ε continuation, the same proven bound."""
     if problem.is_kernel:
         raise ValueError("form='matrix-free' solves linear problems (kernel='linear'); kernel problems use the "
                          "'pair' or 'primal' form, or an explicit feature map (kernel_approximation)")

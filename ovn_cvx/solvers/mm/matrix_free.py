@@ -1,4 +1,4 @@
-"""Matrix-free Newton-CG on the smoothed objective (docs/theory.md §9.10): linear problems whose structured systems
+"""Matrix-free Newton-CG on the smoothed objective (docs/theory.md §9.11): linear problems whose structured systems
 do not fit, such as wide sparse data (a d×d block per class and an n×n pair matrix are both out of reach).
 
 Only products with the rows of X that carry pairs are used, class by class (B_k = the rows of class k's pairs):
@@ -44,7 +44,7 @@ EXTRAPOLATION_ORDER = 2
 
 
 def pair_rows(problem: Problem) -> "SparsePairRows | DensePairRows":
-    """The rows x_{i_p} of every pair, as an operator (docs/theory.md §9.10): margins u_p = x_{i_p}ᵀ w_{k_p} and
+    """The rows x_{i_p} of every pair, as an operator (docs/theory.md §9.11): margins u_p = x_{i_p}ᵀ w_{k_p} and
     their transpose Σ_p t_p x_{i_p} e_{k_p}ᵀ cost nnz of the pair rows, against K·nnz(X) for X W (a multilabel
     row enters only its own labels' products)."""
     pairs = problem.pairs
@@ -107,7 +107,7 @@ class DensePairRows:
 
 
 class BandHessian:
-    """The generalized Hessian of F̃_ε at a point, as an operator on directions (V, d) (docs/theory.md §9.10):
+    """The generalized Hessian of F̃_ε at a point, as an operator on directions (V, d) (docs/theory.md §9.11):
 
         (V, d) ↦ (V P + Σ_{p∈band} κ_p u_p x_{i_p} e_{k_p}ᵀ,  Σ_{p∈band, k_p=k} κ_p u_p + damping·d + 2γ Σd),
 
@@ -233,7 +233,7 @@ class NewtonCG:
         self.iterations = self.stage_iterations = self.cg_iterations = self.extrapolations = 0
         self.history = [self.exact(self.point)]
         self.best: tuple[Point, GapBound] | None = None
-        self.chain: list[Stage] = []  # the last stages that ended on one partition
+        self.chain: list[Stage] = []  # the last stages
 
     # --- values -------------------------------------------------------------------------------------
     def at(self, W, b, u=None) -> Point:
@@ -312,15 +312,15 @@ class NewtonCG:
 
     def end_stage(self) -> None:
         """Record the stage and try for the proven bound: at the stage's point with its slopes, and at the
-        extrapolation to ε = 0 of the stages that ended on the same partition (docs/theory.md §9.10)."""
+        extrapolations to ε = 0 through the last two and three stages (exact in the limit when they ended on one
+        partition, docs/theory.md §9.11; otherwise merely candidates, which the bound judges)."""
         point = self.at(*project_hard_constraints(self.problem, self.point.W, self.point.b))
         self.point, self.smooth = point, self.smoothed(point)
         stage = Stage(self.eps, point.W, point.b, self.slopes(point.r), partition(point.r, self.eps))
-        same = self.chain and np.array_equal(self.chain[-1].sets, stage.sets)
-        self.chain = [*self.chain[-(EXTRAPOLATION_ORDER):], stage] if same else [stage]
+        self.chain = [*self.chain[-EXTRAPOLATION_ORDER:], stage]
         candidates = [(point, stage.mu)]
-        if len(self.chain) > 1:
-            W, b, mu = extrapolate(self.chain, 0.0)
+        for order in range(1, len(self.chain)):
+            W, b, mu = extrapolate(self.chain[-order - 1:], 0.0)
             candidates.append((self.at(*project_hard_constraints(self.problem, W, b)), mu))
             self.extrapolations += 1
         for candidate, mu in candidates:
@@ -336,7 +336,7 @@ class NewtonCG:
         self.eps = max(self.eps / EPS_FACTOR, MIN_EPS)
         self.smooth = self.smoothed(self.point)
         self.stage_iterations = 0
-        if len(self.chain) > 1:
+        if len(self.chain) > 1 and np.array_equal(self.chain[-1].sets, self.chain[-2].sets):
             W, b, _ = extrapolate(self.chain, self.eps)
             predicted = self.at(*project_hard_constraints(self.problem, W, b))
             value = self.smoothed(predicted)
@@ -347,7 +347,7 @@ class NewtonCG:
 
 def extrapolate(chain: list[Stage], eps: float):
     """(W, b, μ) of the polynomial through the stages' values in ε, at ``eps`` (Lagrange form): on a fixed
-    partition the smoothed minimizer is a rational, smooth function of ε (docs/theory.md §9.10), so with floors
+    partition the smoothed minimizer is a rational, smooth function of ε (docs/theory.md §9.11), so with floors
     a factor 10 apart each further stage gains a factor ~10 in accuracy."""
     floors = np.array([stage.eps for stage in chain])
     weights = [np.prod([(eps - floors[j]) / (floors[i] - floors[j]) for j in range(len(chain)) if j != i])
