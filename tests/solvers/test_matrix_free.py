@@ -149,3 +149,19 @@ def test_sparse_multilabel_generator_statistics():
     _, Y_sk = make_multilabel_classification(400, n_features=2000, n_classes=10, n_labels=2, length=50,
                                              allow_unlabeled=False, random_state=0)
     assert abs(Y_sk.sum(axis=1).mean() - Y.sum(axis=1).mean()) < 0.05 * Y_sk.sum(axis=1).mean() + 0.15
+
+
+def test_estimator_default_takes_the_matrix_free_form_beyond_the_budget(monkeypatch):
+    """``OvNClassifier()`` with default settings on sparse data chooses by itself: the structured form while it
+    fits, the matrix-free one beyond the budget — same predictions, both certified."""
+    from ovn_cvx import OvNClassifier
+
+    X, Y = make_sparse_multilabel(150, n_features=60, n_classes=4, length=10, random_state=1)
+    structured = OvNClassifier().fit(X, Y)
+    assert structured.result_.info["form"] in ("primal", "pair") and structured.result_.success
+    monkeypatch.setattr(mm, "STRUCTURED_BUDGET", 10)
+    free = OvNClassifier().fit(X, Y)
+    assert free.result_.info["form"] == "matrix-free" and free.result_.success
+    f_structured, f_free = structured.decision_function(X), free.decision_function(X)
+    # W is unique (strong convexity); b may not be (docs/theory.md §8): compare the W part of the decision values
+    np.testing.assert_allclose(f_free - free.result_.b, f_structured - structured.result_.b, atol=1e-3)
