@@ -32,7 +32,7 @@ from .batched import BatchedPrimalStepper, batchable
 from .common import GramOperator, State, smoothed_hinge, state_objective
 from .interior import PATIENCE, InteriorPoint
 from .pairs import PairStepper
-from .polish import free_parameters, partition, polish
+from .polish import IN_S, free_parameters, partition, polish
 from .primal import PrimalStepper
 
 FORMS = ("auto", "primal", "pair")
@@ -290,19 +290,22 @@ def _warm_polish(problem, stepper, operator, options, warm_coef, warm_b) -> Solv
 def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     """The interior point to ``gap_tol``, then the crossover: the polish of its margin set, exact to round-off
     when it certifies; otherwise the interior point goes on to its own target INTERIOR_TOL and the crossover is
-    tried once more from there (unless from the same partition). Before all that, the early crossover: one
-    polish of the band |r_p| ≤ EARLY_DELTA at the first iterate whose complementarity is within EARLY_CROSSOVER,
-    before any exact evaluation (docs/theory.md §9.8: on tiny problems it saves 1–2 iterations and the
-    evaluations, a quarter of the time). Every answer is proven: a polish is accepted only with its bound within
-    gap_tol. ``spent``: iterations of an MM phase before it (counted in ``iterations``)."""
+    tried once more from there (unless from a partition that failed, or a degenerate one after a failure).
+    Before all that, the early crossover: one polish of the band |r_p| ≤ EARLY_DELTA at the first iterate whose
+    complementarity is within EARLY_CROSSOVER, before any exact evaluation (docs/theory.md §9.8: on tiny problems
+    it saves 1–2 iterations and the evaluations). Every answer is proven: a polish is accepted only with its bound
+    within gap_tol. ``spent``: iterations of an MM phase before it (counted in ``iterations``)."""
     limit = min(options.max_iter, INTERIOR_MAX_ITER)
     ipm = InteriorPoint(problem, stepper, min(INTERIOR_TOL, options.gap_tol))
     info = {"finish": "interior", "mm_iterations": spent}
     failed = set()  # the initial partitions of failed crossovers: the same partition fails again
 
     def crossover(r, reference, delta, rounds):
-        key = partition(r, delta).tobytes()
-        if key in failed:
+        sets = partition(r, delta)
+        key = sets.tobytes()
+        # a degenerate margin set (more pairs than free parameters) after a failed crossover: the same failure
+        # (measured on glass: 96 then 98 margin pairs of 60 parameters, 5 rounds each, never certified)
+        if key in failed or (failed and np.count_nonzero(sets == IN_S) > free_parameters(problem)):
             return None
         found = _certified_polish(problem, operator, r, reference, (delta,), options, max_rounds=rounds)
         if found is None:

@@ -87,7 +87,7 @@ class BatchedSystem(PrimalSystem):
     @classmethod
     def build(cls, stepper: BatchedPrimalStepper, hessians: np.ndarray, omega):
         """The batched system, or :class:`~.primal.PrimalSystem` (diagonal shifts, its errors) when a block is not
-        numerically positive definite."""
+        numerically positive definite or its LU breaks down."""
         H, every = hessians.copy(), stepper.every
         H[:, stepper.diag, stepper.diag] += stepper.kappa
         diagonal = H[:, every, every]
@@ -99,13 +99,15 @@ class BatchedSystem(PrimalSystem):
             except np.linalg.LinAlgError:
                 pass
             else:
-                return cls(stepper, H, scale, omega)
+                with np.errstate(all="ignore"):  # LU's pivots on a nearly singular block (measured: α = 1 − 1e-8)
+                    inverse = _inv(H)
+                if np.isfinite(inverse).all():
+                    return cls(stepper, H, scale, inverse, omega)
         return PrimalSystem(stepper, hessians, omega)
 
-    def __init__(self, stepper, equilibrated, scale, omega):  # noqa: D107 — use :meth:`build`
+    def __init__(self, stepper, equilibrated, scale, inverse, omega):  # noqa: D107 — use :meth:`build`
         self.stepper, self.omega = stepper, omega
         self.equilibrated, self.scale = equilibrated, scale
-        inverse = _inv(equilibrated)
         Hinv_sum = np.einsum("ki,kij,kj->ij", scale, inverse, scale)
         system = Hinv_sum * stepper.e
         system[stepper.every, stepper.every] += stepper.free
