@@ -300,14 +300,14 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     info = {"finish": "interior", "mm_iterations": spent}
     failed = set()  # the initial partitions of failed crossovers: the same partition fails again
 
-    def crossover(r, reference, delta, rounds):
+    def crossover(r, reference, delta, rounds, tol=None):
         sets = partition(r, delta)
         key = sets.tobytes()
         # a degenerate margin set (more pairs than free parameters) after a failed crossover: the same failure
         # (measured on glass: 96 then 98 margin pairs of 60 parameters, 5 rounds each, never certified)
         if key in failed or (failed and np.count_nonzero(sets == IN_S) > free_parameters(problem)):
             return None
-        found = _certified_polish(problem, operator, r, reference, (delta,), options, max_rounds=rounds)
+        found = _certified_polish(problem, operator, r, reference, (delta,), options, max_rounds=rounds, tol=tol)
         if found is None:
             failed.add(key)
         return found
@@ -317,7 +317,11 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     # pairs than free parameters: a singular system whose rounds rarely certify and cost most)
     early = ipm.pending and np.count_nonzero(np.abs(ipm.point.theta.r) <= EARLY_DELTA) <= free_parameters(problem)
     if early:
-        found = crossover(ipm.point.theta.r, ipm.history[-1], EARLY_DELTA, EARLY_ROUNDS)
+        # accepted only exact to round-off (the bound the interior point would reach): near the ends of α a
+        # certified partition's bound can stay at ~1e-7 (P⁻¹ amplifies the dual point's round-off, docs/theory.md
+        # §9.9), where the interior point alone gets to 1e-8 (breast_cancer, SwSb, α = −0.999, β = 1e4)
+        found = crossover(ipm.point.theta.r, ipm.history[-1], EARLY_DELTA, EARLY_ROUNDS,
+                          tol=min(INTERIOR_TOL, options.gap_tol))
         if found is not None:
             info.update(finish="interior + polish", interior_iterations=run.iterations, early_crossover=True)
             return _result(problem, stepper, *found, options, "optimal", spent + run.iterations, info, run.history)
@@ -337,13 +341,14 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     return _result(problem, stepper, coef, b, bound, options, status, spent + run.iterations, info, run.history)
 
 
-def _certified_polish(problem, operator, r, reference, deltas, options, max_rounds=10):
-    """(coef, b, bound) of a polish that certifies with a proven bound within gap_tol, else None."""
+def _certified_polish(problem, operator, r, reference, deltas, options, max_rounds=10, tol=None):
+    """(coef, b, bound) of a polish that certifies with a proven bound within gap_tol (or ``tol`` ≤ gap_tol), else
+    None."""
     outcome = polish(problem, operator, r, reference, deltas, max_rounds=max_rounds)
     if not outcome.certified:
         return None
     bound = gap_bound(problem, outcome.coef, outcome.b, outcome.mu, primal=outcome.objective)
-    return (outcome.coef, outcome.b, bound) if bound.relative <= options.gap_tol else None
+    return (outcome.coef, outcome.b, bound) if bound.relative <= min(options.gap_tol, tol or np.inf) else None
 
 
 def _newton_step(stepper, state, smooth, eps, values, max_halvings=30):
