@@ -35,6 +35,7 @@ def _solve(a, b):
 def _inv(a):
     return np.linalg.inv(a) if _gufuncs is None else _gufuncs[1](a, signature="d->d")
 
+
 #: the batched form is used when the class blocks are at most this size (d + 1): measured per interior-point
 #: iteration against the per-class form, glass (K = 6, D = 10) 0.94 against 1.29 ms, iris (3, 5) 0.80 against
 #: 0.93, wine (3, 14) and breast_cancer (2, 31) even, emotions (6, 73) 7.9 against 4.7 (the batched LU solves)
