@@ -29,11 +29,12 @@ from ...duality import GapBound, gap_bound, project_hard_constraints
 from ...objective import residuals
 from ...problem import Problem
 from ...result import SolveResult
+from .batched import BatchedPrimalStepper, batchable
 from .common import GramOperator, State, smoothed_hinge, state_objective
-from .interior import InteriorPoint
+from .interior import PATIENCE, InteriorPoint
 from .matrix_free import solve_matrix_free
 from .pairs import PairStepper
-from .polish import partition, polish
+from .polish import IN_S, free_parameters, partition, polish
 from .primal import PrimalStepper
 
 FORMS = ("auto", "primal", "pair", "matrix-free")
@@ -42,13 +43,21 @@ FINISHES = ("auto", "interior", "polish", "none")
 INTERIOR_MAX_ITER = 100
 #: the interior point's own target for the relative bound: well inside the default gap_tol, near round-off
 INTERIOR_TOL = 1e-9
-#: band half-widths of the crossover's partition: an interior point at a relative gap of 1e-9 leaves its margin
+#: band half-width of the crossover's partition: an interior point at a relative gap of 1e-9 leaves its margin
 #: pairs' residuals at about 1e-8…1e-6
-CROSSOVER_DELTAS = (1e-6,)
+CROSSOVER_DELTA = 1e-6
 #: rounds of each crossover: an interior point's margin set is right or nearly right (measured: ≤ 4 rounds when
 #: it certifies); where it is not (margin pairs with μ at a bound, which the active set moves back and forth)
 #: more rounds only cost time (glass, SwHb, β = 0.01: 40 rounds, 42 ms, for an interior point that took 17 ms)
 CROSSOVER_ROUNDS = 5
+#: the early crossover: once the interior point's complementarity is within EARLY_CROSSOVER·max(1, |F|) (before
+#: any exact evaluation), the polish of its band |r_p| ≤ EARLY_DELTA, at most EARLY_ROUNDS rounds
+EARLY_CROSSOVER = 1e-4
+EARLY_DELTA = 1e-4
+EARLY_ROUNDS = 3
+#: the interior point's second pass (to INTERIOR_TOL, after a failed crossover, the result already within gap_tol)
+#: stops after this many evaluations without a better bound (the first pass: interior.PATIENCE)
+REFINE_PATIENCE = 2
 #: a cold start with at least this many pairs (primal form) tries the MM phase first, for at most
 #: MM_FIRST_BUDGET iterations (measured on blobs: 10–17 iterations when the polish certifies)
 MM_FIRST_PAIRS = 5000
@@ -108,7 +117,10 @@ def _make_stepper(problem: Problem, form: str):
         form = "primal" if n * d * d + K * d ** 3 < n ** 3 / 3 or not conditioned else "pair"
     if form == "pair":
         return PairStepper(problem, GramOperator(problem))
-    return PrimalStepper(problem, problem.kernel_factor if problem.is_kernel else None)
+    factor = problem.kernel_factor if problem.is_kernel else None
+    if batchable(problem, problem.X if factor is None else factor.features):
+        return BatchedPrimalStepper(problem, factor)  # tiny blocks: the class loop vectorized (docs/theory.md §9.7)
+    return PrimalStepper(problem, factor)
 
 
 def _out_of_reach(problem: Problem) -> bool:
@@ -321,17 +333,47 @@ def _warm_polish(problem, stepper, operator, options, warm_coef, warm_b) -> Solv
 def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     """The interior point to ``gap_tol``, then the crossover: the polish of its margin set, exact to round-off
     when it certifies; otherwise the interior point goes on to its own target INTERIOR_TOL and the crossover is
-    tried once more from there. ``spent``: iterations of an MM phase before it (counted in ``iterations``)."""
+    tried once more from there (unless from a partition that failed, or a degenerate one after a failure).
+    Before all that, the early crossover: one polish of the band |r_p| ≤ EARLY_DELTA at the first iterate whose
+    complementarity is within EARLY_CROSSOVER, before any exact evaluation (docs/theory.md §9.8: on tiny problems
+    it saves 1–2 iterations and the evaluations). Every answer is proven: a polish is accepted only with its bound
+    within gap_tol. ``spent``: iterations of an MM phase before it (counted in ``iterations``)."""
     limit = min(options.max_iter, INTERIOR_MAX_ITER)
     ipm = InteriorPoint(problem, stepper, min(INTERIOR_TOL, options.gap_tol))
     info = {"finish": "interior", "mm_iterations": spent}
-    for tol in (options.gap_tol, min(INTERIOR_TOL, options.gap_tol)):
-        run = ipm.run(limit, tol)
+    failed = set()  # the initial partitions of failed crossovers: the same partition fails again
+
+    def crossover(r, reference, delta, rounds, tol=None):
+        sets = partition(r, delta)
+        key = sets.tobytes()
+        # a degenerate margin set (more pairs than free parameters) after a failed crossover: the same failure
+        # (measured on glass: 96 then 98 margin pairs of 60 parameters, 5 rounds each, never certified)
+        if key in failed or (failed and np.count_nonzero(sets == IN_S) > free_parameters(problem)):
+            return None
+        found = _certified_polish(problem, operator, r, reference, (delta,), options, max_rounds=rounds, tol=tol)
+        if found is None:
+            failed.add(key)
+        return found
+
+    run = ipm.run(limit, options.gap_tol, pause=EARLY_CROSSOVER)
+    # paused at the early crossover point (not evaluated): the polish, if its band is not degenerate (more margin
+    # pairs than free parameters: a singular system whose rounds rarely certify and cost most)
+    early = ipm.pending and np.count_nonzero(np.abs(ipm.point.theta.r) <= EARLY_DELTA) <= free_parameters(problem)
+    if early:
+        # accepted only exact to round-off (the bound the interior point would reach): near the ends of α a
+        # certified partition's bound can stay at ~1e-7 (P⁻¹ amplifies the dual point's round-off, docs/theory.md
+        # §9.9), where the interior point alone gets to 1e-8 (breast_cancer, SwSb, α = −0.999, β = 1e4)
+        found = crossover(ipm.point.theta.r, ipm.history[-1], EARLY_DELTA, EARLY_ROUNDS,
+                          tol=min(INTERIOR_TOL, options.gap_tol))
+        if found is not None:
+            info.update(finish="interior + polish", interior_iterations=run.iterations, early_crossover=True)
+            return _result(problem, stepper, *found, options, "optimal", spent + run.iterations, info, run.history)
+    for tol, patience in ((options.gap_tol, PATIENCE), (min(INTERIOR_TOL, options.gap_tol), REFINE_PATIENCE)):
+        run = ipm.run(limit, tol, patience=patience)
         coef, b, bound = run.coef, run.b, run.bound
         if bound.relative > options.gap_tol:
             break
-        found = _certified_polish(problem, operator, residuals(problem, coef, b), bound.primal, CROSSOVER_DELTAS,
-                                  options, max_rounds=CROSSOVER_ROUNDS)
+        found = crossover(residuals(problem, coef, b), bound.primal, CROSSOVER_DELTA, CROSSOVER_ROUNDS)
         if found is not None and found[2].primal <= bound.primal:
             (coef, b, bound), info["finish"] = found, "interior + polish"
             break
@@ -342,13 +384,14 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     return _result(problem, stepper, coef, b, bound, options, status, spent + run.iterations, info, run.history)
 
 
-def _certified_polish(problem, operator, r, reference, deltas, options, max_rounds=10):
-    """(coef, b, bound) of a polish that certifies with a proven bound within gap_tol, else None."""
+def _certified_polish(problem, operator, r, reference, deltas, options, max_rounds=10, tol=None):
+    """(coef, b, bound) of a polish that certifies with a proven bound within gap_tol (or ``tol`` ≤ gap_tol), else
+    None."""
     outcome = polish(problem, operator, r, reference, deltas, max_rounds=max_rounds)
     if not outcome.certified:
         return None
     bound = gap_bound(problem, outcome.coef, outcome.b, outcome.mu, primal=outcome.objective)
-    return (outcome.coef, outcome.b, bound) if bound.relative <= options.gap_tol else None
+    return (outcome.coef, outcome.b, bound) if bound.relative <= min(options.gap_tol, tol or np.inf) else None
 
 
 def _newton_step(stepper, state, smooth, eps, values, max_halvings=30):

@@ -127,6 +127,7 @@ class GramOperator:
         self.problem = problem
         self.linear = not problem.is_kernel
         self.basis = problem.X if self.linear else problem.gram
+        self.pinv = problem.coupling_pinv  # a property computed on every access: once per operator
 
     def pair_block(self, index) -> np.ndarray:
         """Q restricted to the pairs ``index``: Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} (docs/theory.md §9.3)."""
@@ -137,7 +138,7 @@ class GramOperator:
             Q = dense_gram(rows, rows)
         else:
             Q = self.basis[np.ix_(sample, sample)]
-        Q *= self.problem.coupling_pinv[np.ix_(label, label)]
+        Q *= self.pinv[np.ix_(label, label)]
         Q *= np.outer(sign, sign)
         return Q
 
@@ -151,7 +152,7 @@ class GramOperator:
             support, row = slice(None), pairs.sample[nonzero]
         M = np.zeros((N if isinstance(support, slice) else support.size, self.problem.n_classes))
         M[row, pairs.label[nonzero]] = pairs.sign[nonzero] * mu[nonzero]
-        return support, M @ self.problem.coupling_pinv
+        return support, M @ self.pinv
 
     def apply(self, mu: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
         """(G A)[rows]: the decision values without bias of the dual point μ at those samples."""

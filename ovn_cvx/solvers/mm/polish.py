@@ -49,7 +49,7 @@ def polish(problem: Problem, operator: GramOperator, r: np.ndarray, reference: f
 
     A fallback band wider than a non-degenerate optimum's K(d+1) margin pairs is not tried: its rounds are
     singular least-squares systems (measured on scene, HwSb: 11 s of a 12 s solve, never certified)."""
-    nondegenerate = problem.n_classes * (problem.rank_bound + 1)
+    nondegenerate = free_parameters(problem)
     for i, delta in enumerate(deltas):
         sets = partition(r, delta)
         if i and np.count_nonzero(sets == IN_S) > nondegenerate:
@@ -58,6 +58,11 @@ def polish(problem: Problem, operator: GramOperator, r: np.ndarray, reference: f
         if outcome.certified:
             break
     return outcome
+
+
+def free_parameters(problem: Problem) -> int:
+    """K(d+1): a non-degenerate optimum has at most this many margin pairs."""
+    return problem.n_classes * (problem.rank_bound + 1)
 
 
 def free_limit(problem: Problem) -> int:
