@@ -100,10 +100,11 @@ def parallel_map(func, items, n_jobs: int = 1, scheduler: str | None = None, *, 
     """``[func(item) for item in items]``, serially (``n_jobs=1``, no ``scheduler``), on ``n_jobs`` local
     joblib workers, or on the Dask cluster at ``scheduler``; the results in the order of ``items``.
 
-    ``func`` and the items must be picklable for the parallel runs (joblib uses cloudpickle: lambdas and local
-    functions are fine). ``progress`` reports each finished item on stderr (:mod:`ovn_cvx._progress`);
-    ``on_result(result)`` is called in this process for each result in order, as soon as it and its
-    predecessors are done.
+    Items are dispatched one at a time (``batch_size=1``: they are coarse, a problem with all its solvers, and
+    joblib's automatic batching could pair two long ones on one worker). ``func`` and the items must be picklable
+    for the parallel runs (joblib uses cloudpickle: lambdas and local functions are fine). ``progress`` reports
+    each finished item on stderr (:mod:`ovn_cvx._progress`); ``on_result(result)`` is called in this process for
+    each result in order, as soon as it and its predecessors are done.
     """
     n_jobs = check_n_jobs(n_jobs)
     check_scheduler(scheduler)
@@ -121,10 +122,10 @@ def parallel_map(func, items, n_jobs: int = 1, scheduler: str | None = None, *, 
     with contextlib.ExitStack() as stack:
         if scheduler is not None:
             stack.enter_context(dask_backend(scheduler))
-            runner = joblib.Parallel(n_jobs=-1, return_as="generator")
+            runner = joblib.Parallel(n_jobs=-1, return_as="generator", batch_size=1)
         else:
             stack.enter_context(joblib.parallel_config(backend="loky", inner_max_num_threads=1))
-            runner = joblib.Parallel(n_jobs=n_jobs, return_as="generator")
+            runner = joblib.Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1)
         results = []
         for result in progress_steps(runner(task(item) for item in items), len(items), desc=desc,
                                      enabled=progress, unit=unit):
