@@ -74,7 +74,8 @@ def register(subparsers) -> None:
     p.add_argument("--n-jobs", type=positive_int, default=1, help="joblib workers (default: %(default)s)")
     p.add_argument("--scheduler", type=scheduler_address, metavar="ADDRESS",
                    help="run the cross-validation loops on the Dask cluster at this dask.distributed scheduler "
-                        "address (e.g. tcp://127.0.0.1:8786): scikit-learn's joblib loops under the Dask backend; "
+                        "address (e.g. tcp://127.0.0.1:8786): scikit-learn's joblib loops under the Dask backend, "
+                        "on all the cluster's workers (--n-jobs is then ignored); "
                         'needs the extra \'dask\': pip install "ovn-cvx[dask]"')
     p.add_argument("--seed", type=_seed, default=0, help="seed of the splits and subsamples (default: %(default)s)")
     p.add_argument("--tables", nargs="+", choices=TABLES, help="only these tables")
