@@ -22,11 +22,15 @@ LinearSVC(crammer_singer) / SVC solve *other* models: time only.
 Then a warm-started path of 20 β values vs 20 cold fits (fastest of ``--repeats`` alternating runs), at the
 first separation. The report starts with the machine stamp (``ovn_cvx._reports.environment``).
 For real data sets and the whole (variant, α, β, kernel) grid see ``benchmarks/bench_real.py``.
+``--n-jobs N`` (``--scheduler ADDRESS``: a Dask cluster) runs the (kernel, N, separation) problems and the paths on N
+workers, one BLAS thread each: the times are then distorted by the workers sharing the machine (and by the single
+BLAS thread), so timing runs keep the default ``--n-jobs 1``.
 """
 from __future__ import annotations
 
 import argparse
 import functools
+import sys
 import time
 import tracemalloc
 import warnings
@@ -36,7 +40,9 @@ import numpy as np
 from sklearn.svm import SVC, LinearSVC
 
 import ovn_cvx
+from ovn_cvx._parallel import parallel_map, pickle_by_value
 from ovn_cvx._reports import environment
+from ovn_cvx.cli import add_parallel_arguments
 from ovn_cvx.datasets import make_data
 
 SIZES = {"small": {"linear": [1000], "rbf": [500]},
@@ -223,29 +229,34 @@ def main(argv=None):
                         help="time every method this many times and report the fastest (default 3)")
     parser.add_argument("--separations", type=float, nargs="+", default=list(SEPARATIONS),
                         help="blob separations (default 0.5 and the degenerate 0.3); the path uses the first")
+    add_parallel_arguments(parser, what="problems and paths", timing=True)
     args = parser.parse_args(argv)
     solvers = [] if args.no_cvxpy else [s.upper() for s in args.solvers]
     m = environment()
     print(f"Machine: {m['date']}, {m['platform']} ({m['machine']}, {m['cpu']}, {m['cpu_count']} CPUs), "
           f"Python {m['python']}; " + ", ".join(f"{k} {v}" for k, v in m["versions"].items()) + "\n", flush=True)
-    rows = []
-    for kernel in ("linear", "rbf"):
-        for n in SIZES[args.sizes][kernel]:
-            for separation in args.separations:
-                rows.extend(bench_size(kernel, n, solvers, {"*": args.cvxpy_rbf_max, "ECOS": args.ecos_rbf_max},
-                                       args.repeats, separation))
+    pickle_by_value(sys.modules[__name__])
+    sizes = [(kernel, n, separation) for kernel in ("linear", "rbf") for n in SIZES[args.sizes][kernel]
+             for separation in args.separations]
+    limits = {"*": args.cvxpy_rbf_max, "ECOS": args.ecos_rbf_max}
+    rows = [row for rows in parallel_map(lambda size: bench_size(*size[:2], solvers, limits, args.repeats, size[2]),
+                                         sizes, args.n_jobs, args.scheduler) for row in rows]
     print_table(rows)
     if not args.no_path:
         print(f"\n| path (20 β in [0.25, 4], separation {args.separations[0]:g}) | N | "
               "cold: time [s] / iterations | warm: time [s] / iterations | speed-up | certified (cold, warm) |")
         print("|---|---|---|---|---|---|")
-        for kernel in ("linear", "rbf"):
-            n = SIZES[args.sizes][kernel][0 if args.sizes == "small" else 1]
-            for name, cold, warm in PATHS if kernel == "linear" else PATHS[:1]:
-                out = bench_path(kernel, n, cold, warm, args.repeats, separation=args.separations[0])
-                (tc, ic, cc), (tw, iw, cw) = out["cold"], out["warm"]
-                print(f"| {name} {kernel} | {n} | {tc:.2f} / {ic} | {tw:.2f} / {iw} | {tc / tw:.1f}× | "
-                      f"{cc}/20, {cw}/20 |", flush=True)
+        paths = [(kernel, SIZES[args.sizes][kernel][0 if args.sizes == "small" else 1], name, cold, warm)
+                 for kernel in ("linear", "rbf") for name, cold, warm in (PATHS if kernel == "linear" else PATHS[:1])]
+
+        def show(done):
+            (kernel, n, name, _, _), out = done
+            (tc, ic, cc), (tw, iw, cw) = out["cold"], out["warm"]
+            print(f"| {name} {kernel} | {n} | {tc:.2f} / {ic} | {tw:.2f} / {iw} | {tc / tw:.1f}× | "
+                  f"{cc}/20, {cw}/20 |", flush=True)
+
+        parallel_map(lambda p: (p, bench_path(p[0], p[1], p[3], p[4], args.repeats, separation=args.separations[0])),
+                     paths, args.n_jobs, args.scheduler, on_result=show)
 
 
 if __name__ == "__main__":

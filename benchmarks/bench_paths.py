@@ -21,12 +21,18 @@ proven bound ``gap_bound`` on F − F*.
 Paths (data standardized unless "raw"; regime "degenerate" = the optimum has many margin pairs or W ≈ 0):
 {paths}
 
+``--n-jobs N`` runs the paths on N local joblib workers (``--scheduler ADDRESS``: on a Dask cluster), one path per
+worker: every number but the times is the serial run's, and the times are distorted by the workers sharing the
+machine, so timing runs keep the default ``--n-jobs 1``.
+
 Output (``--out``): bench_paths_points.csv (one row per path × point × method), bench_paths.csv (per path ×
 method: totals and ratios), bench_paths.md (machine stamp from ``ovn_cvx._reports.environment``, one table per path).
 """
 from __future__ import annotations
 
 import argparse
+import functools
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +42,9 @@ import pandas as pd
 
 import ovn_cvx
 from ovn_cvx import datasets
+from ovn_cvx._parallel import parallel_map, pickle_by_value
 from ovn_cvx._reports import environment, markdown_table
+from ovn_cvx.cli import add_parallel_arguments
 from ovn_cvx.verify.comparison import CVXPY_SOLVERS, EXTRA_SOLVERS
 from ovn_cvx.verify.paths import path_methods, path_summary, run_path
 
@@ -157,16 +165,19 @@ def main(argv=None):
                              "PIQP PROXQP DAQP CVXOPT QOCO); a missing one is skipped with its reason")
     parser.add_argument("--repeats", type=int, default=1, help="whole-path rounds; each method's fastest counts")
     parser.add_argument("--out", default="bench_paths_out", help="directory for the CSV and Markdown files")
+    add_parallel_arguments(parser, what="paths (one per worker)", timing=True)
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1, got {args.repeats}")
     machine = environment()
     cases = [p for p in PATHS if p.name in args.paths]
     points, summaries, facts = [], {}, {}
-    for case in cases:
-        p, summaries[case.name], facts[case.name] = bench_path(case, args.solvers, args.repeats)
+    pickle_by_value(sys.modules[__name__])
+    for case, (p, summaries[case.name], facts[case.name]) in zip(cases, parallel_map(
+            functools.partial(bench_path, solvers=args.solvers, repeats=args.repeats), cases, args.n_jobs,
+            args.scheduler, on_result=lambda done: print(f"{done[1]['path'].iloc[0]}: {done[2]['seconds']:.1f} s",
+                                                         flush=True))):
         points.append(p)
-        print(f"{case.name}: {facts[case.name]['seconds']:.1f} s", flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pd.concat(points, ignore_index=True).to_csv(out / "bench_paths_points.csv", index=False)

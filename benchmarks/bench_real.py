@@ -19,11 +19,15 @@ matrix given, so that no method inherits another's kernel factorization), status
 ``info["gap_bound"]`` (absent in older MM versions: recorded as empty) and the gap to the best objective found.
 A tight Clarabel solve (tolerances 1e-10) is the reference; it enters "best" but is never timed as a competitor.
 All BLAS/OpenMP pools are limited to one thread for every method. The report defines every statistic.
+``--n-jobs N`` (``--scheduler ADDRESS``: a Dask cluster) runs the problems of each data set on N workers (each warmed
+up once, one BLAS thread): every number but the times is the serial run's; the times are distorted by the workers
+sharing the machine, so timing runs keep the default ``--n-jobs 1``.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import subprocess
 import sys
@@ -242,35 +246,53 @@ def compare(rows):
     return rows
 
 
-def bench_dataset(name, points, solvers, max_samples, repeats, repeat_below, reference=True, log=print):
-    """Rows of every problem (point of the grid) on one data set."""
-    import ovn_cvx
+def bench_dataset(name, points, solvers, max_samples, repeats, repeat_below, reference=True, log=print, n_jobs=1,
+                  scheduler=None):
+    """Rows of every problem (point of the grid) on one data set; ``n_jobs`` > 1 (``scheduler``: a Dask cluster) runs
+    the points on that many workers, each warmed up once and single-threaded (times distorted, see ``--n-jobs``)."""
+    from ovn_cvx._parallel import parallel_map, pickle_by_value
     X, Y, task = load(name, max_samples)
-    fns = methods(solvers)
-    grams, rows = {}, []
-    for point in points:
+    grams = {}
+    for point in points:  # the Gram matrix is data, computed once per kernel before any timing
         if point.kernel != "linear" and point.kernel not in grams:
             grams[point.kernel] = make_problem(X, Y, point).gram
-        gram = grams.get(point.kernel)
-        problem = make_problem(X, Y, point, gram)
-        alpha = point.alpha_value(Y.shape[1])
-        pid = f"{name}/{point.variant}/{point.kernel}/a={alpha:.4g}/b={point.beta:g}"
-        measured = measure(fns, lambda: make_problem(X, Y, point, gram), repeats, repeat_below)
-        if reference:
-            ref_fn = lambda p: ovn_cvx.solve(p, "cvxpy", **REFERENCE_OPTIONS)  # noqa: E731
-            value, seconds, caught = _call(ref_fn, make_problem(X, Y, point, gram))
-            measured[REFERENCE] = (value, seconds, 1, caught)
-        problem_rows = []
-        for method, (value, seconds, runs, caught) in measured.items():
-            row = {"problem": pid, "dataset": name, "task": task, "n": problem.n_samples, "m": problem.n_features,
-                   "k": problem.n_classes, "pairs": len(problem.pairs), "variant": point.variant,
-                   "kernel": point.kernel, "alpha": alpha, "beta": point.beta}
-            row.update(describe(problem, method, value, seconds, runs, caught))
-            problem_rows.append(row)
-        compare(problem_rows)
-        rows.extend(problem_rows)
-        log(progress_line(problem_rows))
-    return rows
+    serial = n_jobs == 1 and scheduler is None
+    pickle_by_value(sys.modules[__name__])
+    run = functools.partial(bench_point, name=name, X=X, Y=Y, task=task, grams=grams, solvers=solvers,
+                            repeats=repeats, repeat_below=repeat_below, reference=reference,
+                            warm=None if serial else solvers)
+    done = parallel_map(run, points, n_jobs, scheduler, on_result=lambda rows: log(progress_line(rows)))
+    return [row for rows in done for row in rows]
+
+
+#: per process: the solvers :func:`warm_up` has run (a parallel worker warms up before its first problem)
+_WARMED = set()
+
+
+def bench_point(point, name, X, Y, task, grams, solvers, repeats, repeat_below, reference=True, warm=None):
+    """The rows of one problem (every method, and the reference) of data set ``name``. ``warm``: the solvers to
+    warm up first if this process has not (a parallel worker), with its BLAS pools at one thread as in :func:`run`."""
+    import ovn_cvx
+    if warm is not None and not set(warm) <= _WARMED:
+        warm_up(warm)
+    gram = grams.get(point.kernel)
+    problem = make_problem(X, Y, point, gram)
+    alpha = point.alpha_value(Y.shape[1])
+    pid = f"{name}/{point.variant}/{point.kernel}/a={alpha:.4g}/b={point.beta:g}"
+    measured = measure(methods(solvers), lambda: make_problem(X, Y, point, gram), repeats, repeat_below)
+    if reference:
+        ref_fn = lambda p: ovn_cvx.solve(p, "cvxpy", **REFERENCE_OPTIONS)  # noqa: E731
+        value, seconds, caught = _call(ref_fn, make_problem(X, Y, point, gram))
+        measured[REFERENCE] = (value, seconds, 1, caught)
+    problem_rows = []
+    for method, (value, seconds, runs, caught) in measured.items():
+        row = {"problem": pid, "dataset": name, "task": task, "n": problem.n_samples, "m": problem.n_features,
+               "k": problem.n_classes, "pairs": len(problem.pairs), "variant": point.variant,
+               "kernel": point.kernel, "alpha": alpha, "beta": point.beta}
+        row.update(describe(problem, method, value, seconds, runs, caught))
+        problem_rows.append(row)
+    compare(problem_rows)
+    return problem_rows
 
 
 def progress_line(rows):
@@ -530,6 +552,8 @@ def parse_args(argv=None):
     parser.add_argument("--no-reference", action="store_true",
                         help="skip the tight Clarabel reference (best = the competitors' best only)")
     parser.add_argument("--out", default="bench_real_out", help="directory for bench_real.csv, .md, summary.json")
+    from ovn_cvx.cli import add_parallel_arguments
+    add_parallel_arguments(parser, what="problems of each data set", timing=True)
     args = parser.parse_args(argv)
     args.datasets = _names(args.datasets, DATASETS, "data set")
     args.variants = _names(args.variants, VARIANTS, "variant")
@@ -552,6 +576,7 @@ def warm_up(solvers):
     for fn in methods(solvers).values():
         _call(fn, problem)
     _call(lambda p: ovn_cvx.solve(p, "cvxpy", **REFERENCE_OPTIONS), problem)
+    _WARMED.update(solvers)
 
 
 def run(args, log=print):
@@ -565,7 +590,8 @@ def run(args, log=print):
         warm_up(args.solvers)
         for name in args.datasets:
             rows.extend(bench_dataset(name, points, args.solvers, args.max_samples, args.repeats,
-                                      args.repeat_below, reference=not args.no_reference, log=log))
+                                      args.repeat_below, reference=not args.no_reference, log=log,
+                                      n_jobs=args.n_jobs, scheduler=args.scheduler))
     meta = {"command": " ".join(["python", "benchmarks/bench_real.py"] + list(getattr(args, "argv", []))),
             "machine": environment(), "commit": _commit(), "repeats": args.repeats,
             "repeat_below": args.repeat_below, "max_samples": args.max_samples, "solvers": args.solvers,

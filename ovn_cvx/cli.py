@@ -24,6 +24,32 @@ def positive_int(text: str) -> int:
     return value
 
 
+def scheduler_address(text: str) -> str:
+    """Argparse type: a ``dask.distributed`` scheduler address; a usage error naming the extra ``dask`` when
+    dask.distributed is not installed."""
+    from ._parallel import DaskNotInstalled, check_scheduler, require_dask
+    try:
+        check_scheduler(text)
+        require_dask()
+    except (ValueError, DaskNotInstalled) as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text.strip()
+
+
+def add_parallel_arguments(parser, *, what: str = "problems", timing: bool = False) -> None:
+    """``--n-jobs`` and ``--scheduler`` (see :func:`ovn_cvx._parallel.parallel_map`)."""
+    note = (" Parallel workers share the machine and distort the timings: keep 1 for timing runs." if timing
+            else " Timing columns are distorted by workers sharing the machine; every other number is the "
+                 "serial run's.")
+    parser.add_argument("--n-jobs", type=positive_int, default=1, metavar="N",
+                        help=f"run the {what} on N local joblib workers, one BLAS thread each (default: %(default)s, "
+                             f"serial).{note}")
+    parser.add_argument("--scheduler", type=scheduler_address, metavar="ADDRESS",
+                        help=f"run the {what} on the Dask cluster at this dask.distributed scheduler address (e.g. "
+                             "tcp://127.0.0.1:8786; all its workers, --n-jobs is ignored); needs the extra 'dask': "
+                             'pip install "ovn-cvx[dask]"')
+
+
 def output_directory(text: str) -> Path:
     """Argparse type: a directory that exists or can be created (its nearest existing ancestor is a directory)."""
     path = Path(text)

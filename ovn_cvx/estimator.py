@@ -449,7 +449,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             return RBFSampler(gamma=gamma, n_components=self.n_components, random_state=self.random_state)
         # Nyström samples n_components of the training rows: at most all of them
         return Nystroem(self.kernel, gamma=gamma, coef0=self.coef0, degree=self.degree,
-                        n_components=min(self.n_components, X.shape[0]), random_state=self.random_state)
+                        n_components=min(self.n_components, X.shape[0]), random_state=self.random_state,
+                        n_jobs=1)  # not split under an active joblib backend (kernels.kernel_matrix)
 
     def _solve(self, problem):
         if self.solver.lower() != "mm":

@@ -62,7 +62,10 @@ def kernel_matrix(kernel, X_new, X_train, *, gamma=None, degree=3, coef0=0.0, n_
         return K
     params = {"gamma": resolve_gamma(gamma, X_train), "degree": degree, "coef0": coef0}
     params = {k: v for k, v in params.items() if k in KERNEL_PARAMS[kernel]}
-    return pairwise_kernels(X_new, X_train, metric=kernel, **params)
+    # n_jobs=1: under an active joblib configuration (e.g. parallel_config(backend="dask")) the default None
+    # would split the matrix into column blocks computed apart, which changes its last bits (measured: 4e-14 in
+    # the verification objectives); the kernel matrix must not depend on where it is computed
+    return pairwise_kernels(X_new, X_train, metric=kernel, n_jobs=1, **params)
 
 
 def check_gram(G: np.ndarray) -> np.ndarray:

@@ -87,3 +87,19 @@ def bench(request):
     """The benchmark script named by the test module's ``BENCHMARK``."""
     with benchmark_script(request.module.BENCHMARK) as module:
         yield module
+
+
+@pytest.fixture(scope="session")
+def dask_scheduler():
+    """The address of a small local Dask cluster (2 workers, 1 thread each, in this process: quick to start),
+    shared by the tests that run through ``--scheduler``; skipped without the extra ``dask``."""
+    pytest.importorskip("distributed", reason="the optional extra 'dask' (dask[distributed]) is not installed")
+    from distributed import LocalCluster
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # distributed's own start-up chatter (ports, dashboard)
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()

@@ -1,11 +1,15 @@
 """benchmarks/bench_real.py runs on a tiny problem and its summary is computed from its CSV rows."""
+import importlib.util
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 BENCHMARK = "bench_real"  # the conftest fixture `bench` imports it
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +94,37 @@ def test_subsample_keeps_every_class(bench):
     keep = bench.subsample(Y, 10)
     assert len(keep) == 10 and (Y[keep] == 1).any(axis=0).all()
     assert np.array_equal(keep, bench.subsample(Y, 10))
+
+
+def test_parallel_points_give_the_serial_rows(bench, outputs):
+    """--n-jobs 2: the same rows in the same order; only the times (and so the number of timed runs) differ."""
+    rows, _, _ = outputs
+    points = [bench.Point("SwHb", "linear", 0.5, 1.0), bench.Point("HwHb", "linear", 0.0, 100.0)]
+    lines = []
+    parallel = bench.bench_dataset("iris", points, ["CLARABEL", "OSQP"], max_samples=30, repeats=2,
+                                   repeat_below=5.0, log=lines.append, n_jobs=2)
+    timing = ["seconds", "runs"]
+    pd.testing.assert_frame_equal(pd.DataFrame(rows).drop(columns=timing),
+                                  pd.DataFrame(parallel).drop(columns=timing), check_exact=True)
+    assert [line.split()[0] for line in lines] == ["iris/SwHb/linear/a=0.5/b=1", "iris/HwHb/linear/a=0/b=100"]
+
+
+@pytest.mark.parametrize("script", ["bench_real", "bench_paths", "bench_mm"])
+def test_timing_benchmarks_default_to_one_job_and_say_why(script, capsys):
+    spec = importlib.util.spec_from_file_location(f"_{script}_help", BENCHMARKS / f"{script}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    try:
+        spec.loader.exec_module(module)
+        parse = module.parse_args if hasattr(module, "parse_args") else module.main
+        with pytest.raises(SystemExit) as exit_:
+            parse(["--help"])
+        assert exit_.value.code == 0
+        text = " ".join(capsys.readouterr().out.split())
+        assert "--n-jobs N" in text and "(default: 1, serial)" in text and "keep 1 for timing runs" in text
+        assert "--scheduler ADDRESS" in text
+        with pytest.raises(SystemExit) as exit_:
+            parse(["--n-jobs", "0"])
+        assert exit_.value.code == 2 and "argument --n-jobs: must be >= 1, got 0" in capsys.readouterr().err
+    finally:
+        sys.modules.pop(spec.name, None)

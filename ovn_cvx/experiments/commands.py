@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from ..cli import output_directory, positive_int, solver_name
+from ..cli import output_directory, positive_int, scheduler_address, solver_name
 from .tables import DATASETS, TABLES, ReproduceConfig
 
 #: numpy's and scikit-learn's seeds are 32-bit
@@ -48,7 +48,12 @@ def _run(args) -> int:
     if args.max_samples is not None:
         overrides["max_samples"] = args.max_samples
     config = replace(config, **overrides)
-    out = reproduce(config, args.out)
+    if args.scheduler is not None:  # scikit-learn's joblib loops (n_jobs) on the Dask cluster
+        from .._parallel import dask_backend
+        with dask_backend(args.scheduler):
+            out = reproduce(config, args.out)
+    else:
+        out = reproduce(config, args.out)
     failed = sum(int(df.drop_duplicates(["dataset", "kernel", "method", "seed"])["failed_fits"].sum())
                  for df in out["tables"].values() if len(df))
     print(f"\n{verdict_summary(out['verdicts'], out['claims'])}")
@@ -67,6 +72,11 @@ def register(subparsers) -> None:
     p.add_argument("--out", type=output_directory, default="reproduce-out",
                    help="output directory (default: %(default)s)")
     p.add_argument("--n-jobs", type=positive_int, default=1, help="joblib workers (default: %(default)s)")
+    p.add_argument("--scheduler", type=scheduler_address, metavar="ADDRESS",
+                   help="run the cross-validation loops on the Dask cluster at this dask.distributed scheduler "
+                        "address (e.g. tcp://127.0.0.1:8786): scikit-learn's joblib loops under the Dask backend, "
+                        "on all the cluster's workers (--n-jobs is then ignored); "
+                        'needs the extra \'dask\': pip install "ovn-cvx[dask]"')
     p.add_argument("--seed", type=_seed, default=0, help="seed of the splits and subsamples (default: %(default)s)")
     p.add_argument("--tables", nargs="+", choices=TABLES, help="only these tables")
     p.add_argument("--datasets", nargs="+", choices=[d.name for d in DATASETS], metavar="DATASET",

@@ -13,7 +13,7 @@ import sys
 
 import pandas as pd
 
-from ..cli import output_directory
+from ..cli import add_parallel_arguments, output_directory
 from ..problem import VARIANTS
 from .comparison import REGISTERED, Method
 from .plugins import load_callable
@@ -43,7 +43,8 @@ def method_spec(text: str) -> Method:
 def _run_suite(args, identities: bool):
     report = run_suite(FULL_SUITE if args.full else DEFAULT_SUITE, solvers=args.solvers, methods=args.method,
                        formulations=args.formulations, binary=FULL_BINARY if args.full else DEFAULT_BINARY,
-                       identities=identities, progress=not args.no_progress)
+                       identities=identities, progress=not args.no_progress, n_jobs=args.n_jobs,
+                       scheduler=args.scheduler)
     for method, reason in report.unavailable.items():
         print(f"warning: {method} skipped — {reason}", file=sys.stderr)
     print(f"ovn_cvx solver comparison — {report.machine['date']}, {report.machine['platform']}, "
@@ -97,6 +98,7 @@ def _add_common(p) -> None:
                         "report.json and performance_profile.png (with matplotlib) into DIR")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress on stderr (a tqdm bar when tqdm is installed, else a line per problem)")
+    add_parallel_arguments(p, what="problems (each with its solvers and checks)")
 
 
 def register(subparsers) -> None:

@@ -9,6 +9,7 @@ certificate holds at 1e-6 — stronger than "correct", and reported separately.
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -16,6 +17,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .._parallel import parallel_map
 from ..exceptions import SolverNotAvailable
 from ..kkt import KKT_TOL, KKTCertificate, kkt_certificate
 from ..problem import Problem
@@ -200,7 +202,7 @@ def _row(problem, method, result, note, reference, elapsed, certificate) -> dict
     return row
 
 
-def compare(problem: Problem, methods=None) -> pd.DataFrame:
+def compare(problem: Problem, methods=None, *, n_jobs: int = 1, scheduler: str | None = None) -> pd.DataFrame:
     """One row per method (default: every CVXPY solver in ``CVXPY_SOLVERS`` and the installed ``EXTRA_SOLVERS`` at
     both presets, MM and ``QP_METHODS``; a method is a label, a :class:`Method`, a registered name or a callable).
 
@@ -213,22 +215,29 @@ def compare(problem: Problem, methods=None) -> pd.DataFrame:
     regime (:func:`regime`; "unknown" without a reference). The reference is
     ``CLARABEL:high`` when it succeeds and is certified, else the
     certified successful result with the lowest objective; its own row is checked by its certificate.
+
+    ``n_jobs`` > 1 runs the methods on that many local joblib workers, ``scheduler`` on a Dask cluster
+    (:func:`ovn_cvx._parallel.parallel_map`); the table is the serial one except the timing columns (compile_time,
+    solve_time, wall_time), which workers sharing a machine distort.
     """
-    return compare_runs(problem, methods)[0]
+    return compare_runs(problem, methods, n_jobs=n_jobs, scheduler=scheduler)[0]
 
 
-def compare_runs(problem: Problem, methods=None) -> tuple[pd.DataFrame, dict, SolveResult | None]:
+def _timed_run(method: Method, problem: Problem) -> tuple[Method, SolveResult | None, str, float]:
+    start = time.perf_counter()
+    result, note = run_method(problem, method)
+    return method, result, note, time.perf_counter() - start
+
+
+def compare_runs(problem: Problem, methods=None, *, n_jobs: int = 1,
+                 scheduler: str | None = None) -> tuple[pd.DataFrame, dict, SolveResult | None]:
     """:func:`compare` plus the results by method label and the reference result (None if none is certified)."""
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be an ovn_cvx.Problem, got {type(problem).__name__}")
     methods = default_methods() if methods is None else [Method.parse(m) for m in methods]
     if not methods:
         raise ValueError("methods must name at least one method")
-    runs = []
-    for method in methods:
-        start = time.perf_counter()
-        result, note = run_method(problem, method)
-        runs.append((method, result, note, time.perf_counter() - start))
+    runs = parallel_map(functools.partial(_timed_run, problem=problem), methods, n_jobs, scheduler)
     certificates = {}
 
     def certificate(result) -> KKTCertificate:  # each result is certified once

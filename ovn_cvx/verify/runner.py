@@ -13,12 +13,13 @@ tolerances are the solvers' choice, not a defect of the formulations.
 """
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 
 import pandas as pd
 
-from .._progress import progress_steps
+from .._parallel import check_n_jobs, check_scheduler, parallel_map
 from ..problem import VARIANTS
 from .checks import (CheckResult, badly_scaled_gram_consistency, bias_limit, binary_equivalence, invariants, kkt_check,
                      linear_kernel_consistency)
@@ -79,7 +80,8 @@ def _methods(solvers, presets, methods) -> list[Method]:
 
 
 def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, methods=None, presets=PRESETS,
-              binary=DEFAULT_BINARY, identities: bool = True, progress: bool = True) -> SuiteReport:
+              binary=DEFAULT_BINARY, identities: bool = True, progress: bool = True, n_jobs: int = 1,
+              scheduler: str | None = None) -> SuiteReport:
     """Run the suite: every selected problem is compared across ``solvers`` (CVXPY solver names and/or
     "MM"; default: CLARABEL, ECOS, OSQP, SCS, the installed solvers of the ``solvers`` extra, MM and the QP
     methods; ``[]`` for none) at each preset, and across ``methods`` (a user's solvers as
@@ -92,14 +94,36 @@ def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, methods=N
     ("kernel-HwHb"). A method that is not available (solver not installed or unknown to CVXPY) is recorded in
     ``report.unavailable`` and the others still run. ``progress`` shows a tqdm bar on stderr (without tqdm:
     a line per problem).
+
+    ``n_jobs`` > 1 runs the problems (each with all its methods and checks) on that many local joblib workers,
+    one BLAS thread each; ``scheduler`` (a ``dask.distributed`` address, the extra ``dask``) on a Dask cluster
+    (:func:`ovn_cvx._parallel.parallel_map`). The report is the serial one — same rows, same order, same numbers —
+    except the timing columns, which parallel workers sharing a machine distort.
     """
+    n_jobs, scheduler = check_n_jobs(n_jobs), check_scheduler(scheduler)
     with warnings.catch_warnings():
         # CVXPY's "Solution may be inaccurate": the status (optimal_inaccurate) is in the report already
         warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
-        return _run_suite(suite, solvers, formulations, methods, presets, binary, identities, progress)
+        return _run_suite(suite, solvers, formulations, methods, presets, binary, identities, progress, n_jobs,
+                          scheduler)
 
 
-def _run_suite(suite, solvers, formulations, methods, presets, binary, identities, progress) -> SuiteReport:
+#: per process: the labels of the methods already run once (untimed) in it, see :func:`_warm_up`
+_WARMED: set = set()
+
+
+def _warm_up(problem, methods, *, once: bool = False) -> None:
+    """One untimed run of every method on ``problem``, so that one-time costs (imports, first calls) are charged
+    to no one. ``once``: only the methods not yet warmed up in this process (a parallel worker)."""
+    for method in methods:
+        if once and method.label in _WARMED:
+            continue
+        run_method(problem, method)
+        _WARMED.add(method.label)
+
+
+def _run_suite(suite, solvers, formulations, methods, presets, binary, identities, progress, n_jobs,
+               scheduler) -> SuiteReport:
     tokens = _check_formulations(formulations)
     if not set(presets) <= set(PRESETS) or not presets:
         raise ValueError(f"presets must be a non-empty subset of {PRESETS}, got {presets}")
@@ -109,44 +133,21 @@ def _run_suite(suite, solvers, formulations, methods, presets, binary, identitie
     if identities:
         tasks += [("binary", case, "HwHb") for case in binary if _selected(tokens, case.kernel, "HwHb")]
     start = time.perf_counter()
-    first = next((case.problems(variants=(variant,)) for kind, case, variant in tasks if kind == "problem"), None)
-    if first is not None:  # one untimed pass, so that one-time costs (imports, first calls) are charged to no one
-        (_, problem), = first
-        for method in methods:
-            run_method(problem, method)
+    first = next(((case, variant) for kind, case, variant in tasks if kind == "problem"), None)
+    serial = n_jobs == 1 and scheduler is None
+    if first is not None and serial:
+        (_, problem), = first[0].problems(variants=(first[1],))
+        _warm_up(problem, methods)
+    run = functools.partial(_run_task, methods=methods, identities=identities, warm_up=None if serial else first)
+    done = parallel_map(run, tasks, n_jobs, scheduler, progress=progress, desc="ovn-cvx verify", unit="problem")
     tables, checks, unavailable = [], [], {}
-    for kind, case, variant in progress_steps(tasks, len(tasks), desc="ovn-cvx verify", enabled=progress):
-        formulation = formulation_name(case.kernel, variant)
-        if kind == "binary":
-            X, y = case.data()
-            check = binary_equivalence(X, y, case.beta, case.kernel)
-            checks += _check_rows(case.name, formulation, check)
+    for table, rows in done:
+        checks += rows
+        if table is None:
             continue
-        (_, problem), = case.problems(variants=(variant,))
-        table, results, reference = compare_runs(problem, methods)
         for row in table[table["status"] == "unavailable"].itertuples():
             unavailable.setdefault(row.method, row.note)
-        tables.append(table.assign(case=case.name, formulation=formulation, N=problem.n_samples,
-                                   M=problem.n_features, K=problem.n_classes, pairs=len(problem.pairs)))
-        if not identities:
-            continue
-        if reference is None:
-            checks.append({"case": case.name, "formulation": formulation, "check": "reference",
-                           "measure": "no_certified_reference", "value": 1.0, "tolerance": 0.0, "passed": False})
-            continue
-        found = [kkt_check(reference), invariants(reference)]
-        mm = results.get("MM")
-        if mm is not None and mm.success:  # with the slack of the accuracy MM claims
-            found.append(invariants(mm, slack=tolerances(Method.parse("MM"), mm).objective))
-            found[-1].name = "invariants_mm"
-        if not problem.is_kernel:
-            # an identity of the model: checked on high-accuracy solutions (‖ΔW‖ is only O(√ΔF))
-            found.append(linear_kernel_consistency(problem, solver_options=HIGH_ACCURACY["CLARABEL"]))
-            found.append(badly_scaled_gram_consistency(problem, solver_options=HIGH_ACCURACY["CLARABEL"]))
-        if not problem.hard_b:
-            found.append(bias_limit(problem))
-        for check in found:
-            checks += _check_rows(case.name, formulation, check)
+        tables.append(table)
     comparison = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
     front = ["case", "formulation", "N", "M", "K", "pairs"]
     if len(comparison):
@@ -154,6 +155,51 @@ def _run_suite(suite, solvers, formulations, methods, presets, binary, identitie
     return SuiteReport(comparison=comparison, checks=pd.DataFrame(checks, columns=[
         "case", "formulation", "check", "measure", "value", "tolerance", "passed"]), unavailable=unavailable,
         elapsed=time.perf_counter() - start)
+
+
+def _run_task(task, *, methods, identities, warm_up=None) -> tuple[pd.DataFrame | None, list[dict]]:
+    """One problem of the suite (its comparison table and check rows) or one binary case (None, its rows).
+    ``warm_up`` (case, variant): a parallel worker's first task warms the methods up on that problem first."""
+    kind, case, variant = task
+    with warnings.catch_warnings():  # again: a worker process does not inherit the caller's filters
+        warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
+        if warm_up is not None and not {m.label for m in methods} <= _WARMED:
+            (_, problem), = warm_up[0].problems(variants=(warm_up[1],))
+            _warm_up(problem, methods, once=True)
+        return _task_rows(kind, case, variant, methods, identities)
+
+
+def _task_rows(kind, case, variant, methods, identities):
+    formulation = formulation_name(case.kernel, variant)
+    checks = []
+    if kind == "binary":
+        X, y = case.data()
+        check = binary_equivalence(X, y, case.beta, case.kernel)
+        return None, _check_rows(case.name, formulation, check)
+    (_, problem), = case.problems(variants=(variant,))
+    table, results, reference = compare_runs(problem, methods)
+    table = table.assign(case=case.name, formulation=formulation, N=problem.n_samples, M=problem.n_features,
+                         K=problem.n_classes, pairs=len(problem.pairs))
+    if not identities:
+        return table, checks
+    if reference is None:
+        checks.append({"case": case.name, "formulation": formulation, "check": "reference",
+                       "measure": "no_certified_reference", "value": 1.0, "tolerance": 0.0, "passed": False})
+        return table, checks
+    found = [kkt_check(reference), invariants(reference)]
+    mm = results.get("MM")
+    if mm is not None and mm.success:  # with the slack of the accuracy MM claims
+        found.append(invariants(mm, slack=tolerances(Method.parse("MM"), mm).objective))
+        found[-1].name = "invariants_mm"
+    if not problem.is_kernel:
+        # an identity of the model: checked on high-accuracy solutions (‖ΔW‖ is only O(√ΔF))
+        found.append(linear_kernel_consistency(problem, solver_options=HIGH_ACCURACY["CLARABEL"]))
+        found.append(badly_scaled_gram_consistency(problem, solver_options=HIGH_ACCURACY["CLARABEL"]))
+    if not problem.hard_b:
+        found.append(bias_limit(problem))
+    for check in found:
+        checks += _check_rows(case.name, formulation, check)
+    return table, checks
 
 
 __all__ = ["KINDS", "formulation_name", "run_suite"]

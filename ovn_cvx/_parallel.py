@@ -1,0 +1,139 @@
+"""The one parallel loop of the package: :func:`parallel_map` runs ``func`` over ``items`` serially, on local joblib
+workers (``n_jobs``) or on a Dask cluster (``scheduler``, a ``dask.distributed`` scheduler address), and returns
+the results **in the order of** ``items``.
+
+* ``n_jobs=1`` and no scheduler is a plain ``for`` loop in this process: exactly the serial behaviour.
+* ``n_jobs`` > 1 (or −1: every core): joblib's default process backend (loky). Each worker limits its BLAS/OpenMP
+  pools to one thread (threadpoolctl around every call, and joblib's ``inner_max_num_threads=1``), so that N
+  workers on N cores do not oversubscribe them.
+* ``scheduler="tcp://host:8786"``: the same joblib loop under ``joblib.parallel_config(backend="dask")`` with a
+  ``distributed.Client`` connected to that scheduler; every worker of the cluster is used (joblib's Dask backend
+  ignores ``n_jobs``). Needs the optional extra ``dask`` (``pip install "ovn-cvx[dask]"``); without it
+  :class:`DaskNotInstalled` says so. The cluster's workers must be able to import ovn_cvx (and any user's solver).
+
+Progress (``progress=True``) goes through :mod:`ovn_cvx._progress` in the calling process, one step per finished
+item (in order); ``on_result`` is called there with each result, also in order. Timings measured inside ``func``
+are distorted by parallel workers sharing the machine: timing benchmarks default to ``n_jobs=1``.
+"""
+from __future__ import annotations
+
+import contextlib
+import numbers
+
+from ._progress import progress_steps
+
+#: how to install the optional Dask backend
+DASK_EXTRA = 'pip install "ovn-cvx[dask]"'
+
+
+class DaskNotInstalled(ImportError):
+    """``scheduler=`` was given but ``dask.distributed`` cannot be imported."""
+
+
+def check_n_jobs(n_jobs, name: str = "n_jobs") -> int:
+    """``n_jobs`` as an int: a positive number of workers, or −1 (every core). ValueError naming ``name``."""
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or not (n_jobs >= 1 or n_jobs == -1):
+        raise ValueError(f"{name} must be a positive integer or -1 (every core), got {n_jobs!r}")
+    return int(n_jobs)
+
+
+def check_scheduler(scheduler, name: str = "scheduler"):
+    """None, or a non-empty scheduler address string (e.g. "tcp://127.0.0.1:8786")."""
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
+        raise ValueError(f"{name} must be a dask.distributed scheduler address such as 'tcp://127.0.0.1:8786', "
+                         f"got {scheduler!r}")
+    return scheduler
+
+
+def require_dask():
+    """``distributed.Client``; :class:`DaskNotInstalled` naming the extra when dask.distributed is missing."""
+    try:
+        from distributed import Client
+    except ImportError as err:
+        raise DaskNotInstalled(f"a Dask scheduler needs dask.distributed, which is not installed ({err}); "
+                               f"install the optional extra: {DASK_EXTRA}") from None
+    return Client
+
+
+@contextlib.contextmanager
+def dask_backend(scheduler: str):
+    """Within this context every joblib loop (ours, scikit-learn's ``n_jobs``) runs on the Dask cluster at
+    ``scheduler``: a ``distributed.Client`` and ``joblib.parallel_config(backend="dask")``."""
+    import joblib
+
+    check_scheduler(scheduler)
+    client_class = require_dask()
+    with client_class(scheduler) as client, joblib.parallel_config(backend="dask"):
+        yield client
+
+
+def pickle_by_value(module) -> None:
+    """Let the workers receive ``module``'s functions and classes by value (cloudpickle, as joblib and Dask use it):
+    a benchmark script imported from its file (a test) is not importable by name in a worker process. Nothing to
+    do for ``__main__``, which cloudpickle always ships by value."""
+    if module.__name__ == "__main__":
+        return
+    import importlib
+
+    for name in ("cloudpickle", "joblib.externals.cloudpickle"):  # joblib ≥ 1.5 uses the package, older a copy
+        try:
+            importlib.import_module(name).register_pickle_by_value(module)
+        except ImportError:
+            continue
+
+
+class _SingleThreaded:
+    """``func`` with the worker's BLAS/OpenMP pools limited to one thread during the call (picklable)."""
+
+    def __init__(self, func):
+        self.func = func
+
+    def __call__(self, item):
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):
+            return self.func(item)
+
+
+def parallel_map(func, items, n_jobs: int = 1, scheduler: str | None = None, *, progress: bool = False,
+                 desc: str = "ovn-cvx", unit: str = "item", on_result=None) -> list:
+    """``[func(item) for item in items]``, serially (``n_jobs=1``, no ``scheduler``), on ``n_jobs`` local
+    joblib workers, or on the Dask cluster at ``scheduler``; the results in the order of ``items``.
+
+    Items are dispatched one at a time (``batch_size=1``: they are coarse, a problem with all its solvers, and
+    joblib's automatic batching could pair two long ones on one worker). ``func`` and the items must be picklable
+    for the parallel runs (joblib uses cloudpickle: lambdas and local functions are fine). ``progress`` reports
+    each finished item on stderr (:mod:`ovn_cvx._progress`); ``on_result(result)`` is called in this process for
+    each result in order, as soon as it and its predecessors are done.
+    """
+    n_jobs = check_n_jobs(n_jobs)
+    check_scheduler(scheduler)
+    items = list(items)
+    if n_jobs == 1 and scheduler is None:
+        results = []
+        for item in progress_steps(items, len(items), desc=desc, enabled=progress, unit=unit):
+            results.append(func(item))
+            if on_result is not None:
+                on_result(results[-1])
+        return results
+    import joblib
+
+    task = joblib.delayed(_SingleThreaded(func))
+    with contextlib.ExitStack() as stack:
+        if scheduler is not None:
+            stack.enter_context(dask_backend(scheduler))
+            runner = joblib.Parallel(n_jobs=-1, return_as="generator", batch_size=1)
+        else:
+            stack.enter_context(joblib.parallel_config(backend="loky", inner_max_num_threads=1))
+            runner = joblib.Parallel(n_jobs=n_jobs, return_as="generator", batch_size=1)
+        results = []
+        for result in progress_steps(runner(task(item) for item in items), len(items), desc=desc,
+                                     enabled=progress, unit=unit):
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+    return results
+
+
+__all__ = ["DASK_EXTRA", "DaskNotInstalled", "check_n_jobs", "check_scheduler", "dask_backend", "parallel_map",
+           "pickle_by_value", "require_dask"]
