@@ -2,10 +2,13 @@
 workers (``n_jobs``) or on a Dask cluster (``scheduler``, a ``dask.distributed`` scheduler address), and returns
 the results **in the order of** ``items``.
 
-* ``n_jobs=1`` and no scheduler is a plain ``for`` loop in this process: exactly the serial behaviour.
-* ``n_jobs`` > 1 (or −1: every core): joblib's default process backend (loky). Each worker limits its BLAS/OpenMP
-  pools to one thread (threadpoolctl around every call, and joblib's ``inner_max_num_threads=1``), so that N
-  workers on N cores do not oversubscribe them.
+* Every call runs with one BLAS/OpenMP thread (threadpoolctl around it), in every mode: OpenBLAS splits products
+  and factorizations differently for each thread count (measured: the last bits of verify --full's N = 200 RBF
+  problem and three verdicts at the edge of their tolerances), so one count everywhere makes a run's results
+  independent of ``n_jobs``, the scheduler and the machine's cores.
+* ``n_jobs=1`` and no scheduler is a plain ``for`` loop in this process.
+* ``n_jobs`` > 1 (or −1: every core): joblib's default process backend (loky), with joblib's
+  ``inner_max_num_threads=1`` as well, so that N workers on N cores do not oversubscribe.
 * ``scheduler="tcp://host:8786"``: the same joblib loop under ``joblib.parallel_config(backend="dask")`` with a
   ``distributed.Client`` connected to that scheduler; every worker of the cluster is used (joblib's Dask backend
   ignores ``n_jobs``). Needs the optional extra ``dask`` (``pip install "ovn-cvx[dask]"``); without it
@@ -83,7 +86,7 @@ def pickle_by_value(module) -> None:
 
 
 class _SingleThreaded:
-    """``func`` with the worker's BLAS/OpenMP pools limited to one thread during the call (picklable)."""
+    """``func`` with the BLAS/OpenMP pools limited to one thread during the call (picklable, for the workers)."""
 
     def __init__(self, func):
         self.func = func
@@ -110,9 +113,9 @@ def parallel_map(func, items, n_jobs: int = 1, scheduler: str | None = None, *, 
     check_scheduler(scheduler)
     items = list(items)
     if n_jobs == 1 and scheduler is None:
-        results = []
+        results, single = [], _SingleThreaded(func)
         for item in progress_steps(items, len(items), desc=desc, enabled=progress, unit=unit):
-            results.append(func(item))
+            results.append(single(item))
             if on_result is not None:
                 on_result(results[-1])
         return results

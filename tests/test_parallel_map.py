@@ -30,8 +30,10 @@ def test_a_lambda_runs_on_workers():
     assert parallel_map(lambda x: -x, [1, 2, 3], n_jobs=2) == [-1, -2, -3]
 
 
-def test_workers_use_one_blas_thread():
-    assert parallel_map(_blas_threads, range(2), n_jobs=2) == [1, 1]
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_every_call_uses_one_blas_thread(n_jobs):
+    """Serial too: one thread count everywhere, so that results do not depend on n_jobs or the machine's cores."""
+    assert parallel_map(_blas_threads, range(2), n_jobs=n_jobs) == [1, 1]
 
 
 @pytest.mark.parametrize("bad", [0, -2, 1.5, True, "2", None])
