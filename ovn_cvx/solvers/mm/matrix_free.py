@@ -1,9 +1,10 @@
 """Matrix-free Newton-CG on the smoothed objective (docs/theory.md §9.11): linear problems whose structured systems
 do not fit, such as wide sparse data (a d×d block per class and an n×n pair matrix are both out of reach).
 
-Only products with the rows of X that carry pairs are used, class by class (B_k = the rows of class k's pairs):
-per Newton iteration one pass B_k w_k for the margins and one Bᵀ pass for the gradient, and per conjugate-gradient
-iteration a pass over the rows of the *band* pairs only (|r_p| < ε, the only ones with curvature). Memory: the
+Only products with the rows of X that carry pairs are used (sparse X: one matrix S whose row p is x_{i_p} in the
+column block of class k_p; dense X: one block of rows per class): per Newton iteration one pass for the margins
+and one transposed pass for the gradient, and per conjugate-gradient iteration a pass over the rows of the *band*
+pairs only (|r_p| < ε, the only ones with curvature). Memory: the
 pair rows (nnz(X) times the mean number of labels per row) plus O(n + K·M). The ε continuation and the proven bound
 of §6 decide, as in the MM phases: "optimal" only when F − D(μ̂) ≤ gap_tol·max(1, |F|) with μ̂ the slopes of the
 smoothed hinge made dual feasible.
@@ -39,7 +40,7 @@ EXACT_RTOL = 1e-10
 #: Newton iterations per ε stage before the stage is declared converged anyway
 STAGE_MAX_ITER = 50
 MAX_HALVINGS = 40
-#: the highest degree of the extrapolation in ε (it uses up to this many + 1 stages on one partition)
+#: the highest degree of the extrapolation in ε to 0 (through up to this many + 1 of the last stages)
 EXTRAPOLATION_ORDER = 2
 
 
@@ -231,6 +232,7 @@ class NewtonCG:
         self.eps = COLD_EPS if warm_coef is None else WARM_EPS
         self.smooth = self.smoothed(self.point)
         self.iterations = self.stage_iterations = self.cg_iterations = self.extrapolations = 0
+        self.stage_gradient = 1.0  # ‖g‖ at the stage's start, set by its first direction
         self.history = [self.exact(self.point)]
         self.best: tuple[Point, GapBound] | None = None
         self.chain: list[Stage] = []  # the last stages
