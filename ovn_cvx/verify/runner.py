@@ -112,14 +112,13 @@ def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, methods=N
 _WARMED: set = set()
 
 
-def _warm_up(problem, methods, *, once: bool = False) -> None:
-    """One untimed run of every method on ``problem``, so that one-time costs (imports, first calls) are charged
-    to no one. ``once``: only the methods not yet warmed up in this process (a parallel worker)."""
+def _warm_up(problem, methods) -> None:
+    """One untimed run on ``problem`` of every method not yet run in this process (the serial run's or a parallel
+    worker's), so that one-time costs (imports, first calls) are charged to no one."""
     for method in methods:
-        if once and method.label in _WARMED:
-            continue
-        run_method(problem, method)
-        _WARMED.add(method.label)
+        if method.label not in _WARMED:
+            run_method(problem, method)
+            _WARMED.add(method.label)
 
 
 def _run_suite(suite, solvers, formulations, methods, presets, binary, identities, progress, n_jobs,
@@ -134,11 +133,7 @@ def _run_suite(suite, solvers, formulations, methods, presets, binary, identitie
         tasks += [("binary", case, "HwHb") for case in binary if _selected(tokens, case.kernel, "HwHb")]
     start = time.perf_counter()
     first = next(((case, variant) for kind, case, variant in tasks if kind == "problem"), None)
-    serial = n_jobs == 1 and scheduler is None
-    if first is not None and serial:
-        (_, problem), = first[0].problems(variants=(first[1],))
-        _warm_up(problem, methods)
-    run = functools.partial(_run_task, methods=methods, identities=identities, warm_up=None if serial else first)
+    run = functools.partial(_run_task, methods=methods, identities=identities, warm_up=first)
     done = parallel_map(run, tasks, n_jobs, scheduler, progress=progress, desc="ovn-cvx verify", unit="problem")
     tables, checks, unavailable = [], [], {}
     for table, rows in done:
@@ -159,13 +154,14 @@ def _run_suite(suite, solvers, formulations, methods, presets, binary, identitie
 
 def _run_task(task, *, methods, identities, warm_up=None) -> tuple[pd.DataFrame | None, list[dict]]:
     """One problem of the suite (its comparison table and check rows) or one binary case (None, its rows).
-    ``warm_up`` (case, variant): a parallel worker's first task warms the methods up on that problem first."""
+    ``warm_up`` (case, variant): the process's first task (serial or in a worker) warms the methods up on that
+    problem first."""
     kind, case, variant = task
     with warnings.catch_warnings():  # again: a worker process does not inherit the caller's filters
         warnings.filterwarnings("ignore", message="Solution may be inaccurate", category=UserWarning)
         if warm_up is not None and not {m.label for m in methods} <= _WARMED:
             (_, problem), = warm_up[0].problems(variants=(warm_up[1],))
-            _warm_up(problem, methods, once=True)
+            _warm_up(problem, methods)
         return _task_rows(kind, case, variant, methods, identities)
 
 

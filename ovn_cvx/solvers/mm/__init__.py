@@ -140,13 +140,11 @@ def _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b) -> SolveResult:
         raise ValueError("form='matrix-free' solves linear problems (kernel='linear'); kernel problems use the "
                          "'pair' or 'primal' form, or an explicit feature map (kernel_approximation)")
     run, stop = solve_matrix_free(problem, gap_tol=gap_tol, max_iter=max_iter, warm_coef=warm_coef, warm_b=warm_b)
-    options = Options(eps=run.eps, tol=0.0, gap_tol=gap_tol, max_iter=max_iter, relax=False, newton=True,
-                      finish="none", polish_every=1, burn_in=1)
     info = {"finish": "newton-cg", "stop": stop, "eps": run.eps, "cg_iterations": run.cg_iterations,
             "extrapolations": run.extrapolations}
     point, bound = run.best
-    status = _verdict(bound, options, hit_limit=stop == "max_iter")
-    return _result(problem, run, point.W, point.b, bound, options, status, run.iterations, info, run.history)
+    status = _verdict(bound, gap_tol, hit_limit=stop == "max_iter")
+    return _result(problem, run, point.W, point.b, bound, gap_tol, status, run.iterations, info, run.history)
 
 
 @dataclass(frozen=True)
@@ -275,16 +273,16 @@ def _structured(problem, form, eps, tol, gap_tol, max_iter, relax, newton, finis
     return result
 
 
-def _verdict(bound: GapBound, options: Options, hit_limit: bool) -> str:
+def _verdict(bound: GapBound, gap_tol: float, hit_limit: bool) -> str:
     """"optimal" only with a proven bound within the requested accuracy."""
-    if bound.relative <= options.gap_tol:
+    if bound.relative <= gap_tol:
         return "optimal"
     return "max_iter" if hit_limit else "inaccurate"
 
 
-def _result(problem, stepper, coef, b, bound: GapBound, options, status, iterations, info, history=None):
+def _result(problem, stepper, coef, b, bound: GapBound, gap_tol, status, iterations, info, history=None):
     info.update(gap_bound=bound.absolute, relative_gap_bound=bound.relative, certified=status == "optimal",
-                form=stepper.form, gap_tol=options.gap_tol)
+                form=stepper.form, gap_tol=gap_tol)
     return SolveResult(problem=problem, coef=coef, b=b, objective=bound.primal, status=status, method="mm",
                        solver=f"MM-{stepper.form}", solve_time=0.0, iterations=iterations,
                        history=None if history is None else np.asarray(history), info=info)
@@ -327,7 +325,7 @@ def _warm_polish(problem, stepper, operator, options, warm_coef, warm_b) -> Solv
     found = _certified_polish(problem, operator, state.r, exact, (WARM_DELTA,), options)
     if found is None:
         return None
-    return _result(problem, stepper, *found, options, "optimal", 0, {"finish": "warm polish"}, [exact])
+    return _result(problem, stepper, *found, options.gap_tol, "optimal", 0, {"finish": "warm polish"}, [exact])
 
 
 def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
@@ -367,7 +365,8 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
                           tol=min(INTERIOR_TOL, options.gap_tol))
         if found is not None:
             info.update(finish="interior + polish", interior_iterations=run.iterations, early_crossover=True)
-            return _result(problem, stepper, *found, options, "optimal", spent + run.iterations, info, run.history)
+            return _result(problem, stepper, *found, options.gap_tol, "optimal", spent + run.iterations, info,
+                           run.history)
     for tol, patience in ((options.gap_tol, PATIENCE), (min(INTERIOR_TOL, options.gap_tol), REFINE_PATIENCE)):
         run = ipm.run(limit, tol, patience=patience)
         coef, b, bound = run.coef, run.b, run.bound
@@ -380,8 +379,9 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
         if bound.relative <= INTERIOR_TOL:
             break
     info["interior_iterations"] = run.iterations
-    status = _verdict(bound, options, hit_limit=not run.converged and run.iterations >= options.max_iter)
-    return _result(problem, stepper, coef, b, bound, options, status, spent + run.iterations, info, run.history)
+    status = _verdict(bound, options.gap_tol, hit_limit=not run.converged and run.iterations >= options.max_iter)
+    return _result(problem, stepper, coef, b, bound, options.gap_tol, status, spent + run.iterations, info,
+                   run.history)
 
 
 def _certified_polish(problem, operator, r, reference, deltas, options, max_rounds=10, tol=None):
@@ -556,5 +556,5 @@ def _mm_result(run: MMRun, stop: str) -> SolveResult:
             info["polish_failure"] = run.outcome.reason
     info["stop"] = stop
     bound = gap_bound(problem, coef, b, mu, primal=primal)
-    status = _verdict(bound, options, hit_limit=stop == "max_iter")
-    return _result(problem, run.stepper, coef, b, bound, options, status, run.t, info, run.history)
+    status = _verdict(bound, options.gap_tol, hit_limit=stop == "max_iter")
+    return _result(problem, run.stepper, coef, b, bound, options.gap_tol, status, run.t, info, run.history)
