@@ -73,7 +73,7 @@ def feasible_dual(problem: Problem, mu) -> np.ndarray:
     lowest = -np.bincount(pairs.label, weights=np.where(positive, 0.0, c), minlength=problem.n_classes)
     mass = _class_masses(problem, mu)
     target = _common_mass(problem, mass, lowest, highest)
-    bounds = np.searchsorted(pairs.label, np.arange(problem.n_classes + 1))  # pairs are sorted by class
+    bounds = pairs.class_bounds(problem.n_classes)
     for k in np.flatnonzero(mass != target):
         s = slice(bounds[k], bounds[k + 1])
         mu[s] = _shift_mass(mu[s], c[s], pairs.sign[s], target - mass[k])

@@ -58,6 +58,10 @@ class Pairs:
     def __len__(self) -> int:
         return self.sample.shape[0]
 
+    def class_bounds(self, n_classes: int) -> np.ndarray:
+        """The pairs of class k are ``bounds[k]:bounds[k + 1]`` (pairs are sorted by class)."""
+        return np.searchsorted(self.label, np.arange(n_classes + 1))
+
 
 def _positive_weights(name, weights, size):
     if weights is None:

@@ -50,7 +50,7 @@ def hinge(features: np.ndarray, Z: cp.Variable, b: cp.Variable, problem: Problem
     if sp.issparse(features):
         # sparse X: the pairs of class k (contiguous, pairs are class-major) as one sparse product Φ[S_k] z_k; CVXPY
         # densifies a sparse constant inside cp.multiply (measured: 320 MB for a 400×20000 X of 64 MB dense)
-        bounds = np.searchsorted(pairs.label, np.arange(problem.n_classes + 1))
+        bounds = pairs.class_bounds(problem.n_classes)
         products = cp.hstack([features[pairs.sample[bounds[k]:bounds[k + 1]]] @ Z[:, k]
                               for k in range(problem.n_classes)])
     else:

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...duality import GapBound, gap_bound, project_hard_constraints
-from ...problem import Problem
+from ...problem import Pairs, Problem
 from .common import State, smoothed_hinge, state_objective
 from .polish import partition
 
@@ -50,19 +50,19 @@ def pair_rows(problem: Problem) -> "SparsePairRows | DensePairRows":
     row enters only its own labels' products)."""
     pairs = problem.pairs
     if sp.issparse(problem.X):
-        return SparsePairRows(problem.X.tocsr(), pairs.sample, pairs.label, problem.n_classes)
-    return DensePairRows(problem.X, pairs.sample, pairs.label, problem.n_classes)
+        return SparsePairRows(problem.X.tocsr(), pairs, problem.n_classes)
+    return DensePairRows(problem.X, pairs, problem.n_classes)
 
 
 class SparsePairRows:
     """Sparse X: one CSR matrix S (n × K·M) whose row p is x_{i_p} placed in the column block of class k_p, so
     that the margins are S vec(Wᵀ) and the transpose Sᵀt: one sparse product each, for all classes."""
 
-    def __init__(self, X, sample, label, n_classes):
-        self.M, self.K, self.label = X.shape[1], n_classes, label
-        rows = X[sample]
-        shift = np.repeat(label.astype(np.int64) * self.M, np.diff(rows.indptr))
-        self.S = sp.csr_matrix((rows.data, rows.indices + shift, rows.indptr), shape=(len(sample), self.K * self.M))
+    def __init__(self, X, pairs: Pairs, n_classes: int):
+        self.M, self.K, self.label = X.shape[1], n_classes, pairs.label
+        rows = X[pairs.sample]
+        shift = np.repeat(pairs.label.astype(np.int64) * self.M, np.diff(rows.indptr))
+        self.S = sp.csr_matrix((rows.data, rows.indices + shift, rows.indptr), shape=(len(pairs), self.K * self.M))
 
     def restrict(self, index: np.ndarray) -> "SparsePairRows":
         sub = object.__new__(SparsePairRows)
@@ -83,11 +83,11 @@ class SparsePairRows:
 class DensePairRows:
     """Dense X: the rows of each class's pairs as one dense block per class (pairs are sorted by class)."""
 
-    def __init__(self, X, sample, label, n_classes):
-        self.M, self.K, self.label = X.shape[1], n_classes, label
-        bounds = np.searchsorted(label, np.arange(n_classes + 1))
+    def __init__(self, X, pairs: Pairs, n_classes: int):
+        self.M, self.K, self.label = X.shape[1], n_classes, pairs.label
+        bounds = pairs.class_bounds(n_classes)
         self.slices = [slice(bounds[k], bounds[k + 1]) for k in range(n_classes)]
-        self.blocks = [X[sample[s]] for s in self.slices]
+        self.blocks = [X[pairs.sample[s]] for s in self.slices]
 
     def restrict(self, index: np.ndarray) -> "DensePairRows":
         sub = object.__new__(DensePairRows)

@@ -42,7 +42,7 @@ class PrimalStepper:
         self.problem, self.factor = problem, factor
         self.features = problem.X if factor is None else factor.features
         self.d = d = self.features.shape[1]
-        self.bounds = bounds = np.searchsorted(pairs.label, np.arange(K + 1))
+        self.bounds = bounds = pairs.class_bounds(K)
         self.slices = [slice(bounds[k], bounds[k + 1]) for k in range(K)]
         self.diag = np.arange(d)
         self.sign, self.cost = pairs.sign, problem.cost
