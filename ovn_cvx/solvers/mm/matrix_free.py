@@ -29,14 +29,24 @@ WARM_EPS = 1e-2
 #: ε continuation factor, and the floor where it stops (the bound then says how far the answer is)
 EPS_FACTOR = 10.0
 MIN_EPS = 1e-9
-#: curvature of the bias coordinates relative to Σ_{p∈k} c_p/(2ε), so that a class without band pairs still has a
-#: definite Newton system (the backtracking makes any definite model a descent method)
+#: curvature of the bias of a class without band pairs relative to Σ_{p∈k} c_p/(2ε), so that the Newton system
+#: stays definite (the backtracking makes any definite model a descent method); the other classes get none, so that
+#: an exact step on an unchanged partition is F̃_ε's minimizer
 BIAS_DAMPING = 1e-6
-#: conjugate gradients: at most this many iterations per Newton step, and the forcing term's bounds
+#: the Newton system is solved in the band's pair coordinates when the band has at most this share of the weights'
+#: degrees of freedom (K·M, hard w: (K−1)·M): their Gram matrix is then far from singular (for rows in general
+#: position, a condition number ≲ 34 by the Marchenko–Pastur law), where the primal system's grows like 1/ε
+PAIR_SHARE = 0.5
+#: conjugate gradients / MINRES: at most this many iterations per Newton step, and the forcing term's bounds
 CG_MAX_ITER = 500
-CG_RTOL = (1e-12, 1e-2)
-#: a Newton step solved this accurately (relative residual) on an unchanged partition ends the stage
+FORCING = (1e-12, 1e-2)
+#: a Newton step solved this accurately (relative residual) is exact; on an unchanged partition it ends the stage
 EXACT_RTOL = 1e-10
+#: the true residual of an exact solve may exceed the asked one by this factor (a preconditioned norm, round-off)
+SOLVE_SLACK = 100.0
+#: a Newton step that predicts a decrease below this size relative to F̃_ε and to gap_tol ends the stage: far
+#: below what the bound needs (a pair on the band's edge can otherwise keep the partition changing for long)
+STAGE_DECREASE = 1e-3
 #: Newton iterations per ε stage before the stage is declared converged anyway
 STAGE_MAX_ITER = 50
 MAX_HALVINGS = 40
@@ -79,6 +89,10 @@ class SparsePairRows:
         """Σ_p t_p x_{i_p}² e_{k_p}ᵀ (elementwise squares): the diagonal of the band Hessian."""
         return (self.S.multiply(self.S).T @ t).reshape(self.K, self.M).T
 
+    def row_squares(self) -> np.ndarray:
+        """‖x_{i_p}‖² for every pair."""
+        return np.asarray(self.S.multiply(self.S).sum(axis=1)).ravel()
+
 
 class DensePairRows:
     """Dense X: the rows of each class's pairs as one dense block per class (pairs are sorted by class)."""
@@ -106,6 +120,9 @@ class DensePairRows:
     def squares_backward(self, t: np.ndarray) -> np.ndarray:
         return np.stack([(B * B).T @ t[s] for B, s in zip(self.blocks, self.slices)], axis=1)
 
+    def row_squares(self) -> np.ndarray:
+        return np.concatenate([np.einsum("ij,ij->i", B, B) for B in self.blocks])
+
 
 class BandHessian:
     """The generalized Hessian of F̃_ε at a point, as an operator on directions (V, d) (docs/theory.md §9.11):
@@ -115,13 +132,11 @@ class BandHessian:
     u_p = x_{i_p}ᵀ v_{k_p} + d_{k_p}, κ_p = c_p/(2ε), restricted to the hard constraints' subspace by projection.
     Directions are flat vectors (V row-major, then d)."""
 
-    def __init__(self, problem: Problem, rows, r: np.ndarray, eps: float):
+    def __init__(self, problem: Problem, rows, band: np.ndarray, eps: float):
         self.problem = problem
         self.M, self.K = problem.n_features, problem.n_classes
-        cost = problem.cost
-        band = np.flatnonzero(np.abs(r) < eps)
-        self.band, self.kappa = rows.restrict(band), cost[band] / (2.0 * eps)
-        self.damping = BIAS_DAMPING * np.bincount(problem.pairs.label, weights=cost, minlength=self.K) / (2.0 * eps)
+        self.band, self.kappa = rows.restrict(band), problem.cost[band] / (2.0 * eps)
+        self.damping = bias_damping(problem, self.band.label, eps)
         diag_w = 1.0 + self.band.squares_backward(self.kappa)  # P_kk = 1 in every variant
         diag_b = self.damping + np.bincount(self.band.label, weights=self.kappa, minlength=self.K)
         if not problem.hard_b:
@@ -130,6 +145,12 @@ class BandHessian:
 
     def split(self, x: np.ndarray):
         return x[:-self.K].reshape(self.M, self.K), x[-self.K:]
+
+    def step(self, grad_W: np.ndarray, grad_b: np.ndarray, rtol: float):
+        """As :meth:`BandPairSystem.step`, by projected PCG."""
+        rhs = -np.concatenate([grad_W.ravel(), grad_b])
+        x, used = conjugate_gradient(self, rhs, rtol, CG_MAX_ITER)
+        return *self.split(x), used, solved_exactly(self, x, rhs, rtol)
 
     def project(self, x: np.ndarray) -> np.ndarray:
         """Onto the directions that keep the hard constraints: Σ_k v_k = 0 (hard w), Σ_k d_k = 0 (hard b)."""
@@ -153,6 +174,85 @@ class BandHessian:
     def precondition(self, x: np.ndarray) -> np.ndarray:
         """Π D⁻¹ Π x: symmetric, and definite on the subspace (D > 0), so projected PCG stays in it."""
         return self.project(self.inverse_diag * self.project(x.copy()))
+
+
+class BandPairSystem:
+    """The same Newton system in the band's pair coordinates (docs/theory.md §9.11), for wide data where the band
+    has fewer pairs than W has entries: with t_p = κ_p u_p (p in the band) and C = P⁻¹ (soft w) or Π (hard w),
+    the step is V = −(G_W + Σ_p t_p x_{i_p} e_{k_p}ᵀ) C and (t, d) solve the symmetric saddle-point system
+
+        [κ⁻¹ + Q   −E] [t]   [−h ]
+        [  −Eᵀ     −B] [d] = [g_b],   Q_pq = x_{i_p}ᵀx_{i_q} C_{k_p k_q},  h_p = x_{i_p}ᵀ (G_W C)_{k_p},
+
+    E the band's class indicator, B the bias curvature (damping, + 2γ11ᵀ for soft b; hard b: d and the second row
+    on 1^⊥). κ⁻¹ + Q does not grow ill-conditioned as ε → 0 when the band's rows are far from dependent, where the
+    primal system's curvature κ ∝ 1/ε does. Solved by MINRES with the SPD block-diagonal preconditioner
+    (diag(κ⁻¹ + Q), B + Eᵀ diag(κ⁻¹ + Q)⁻¹ E)."""
+
+    def __init__(self, problem: Problem, rows, row_squares: np.ndarray, band: np.ndarray, eps: float):
+        self.problem, self.K = problem, problem.n_classes
+        self.band, self.inverse_kappa = rows.restrict(band), 2.0 * eps / problem.cost[band]
+        self.damping = bias_damping(problem, self.band.label, eps)
+        diagonal_C = coupled_inverse(problem, np.eye(self.K)).diagonal()
+        self.diag_t = self.inverse_kappa + row_squares[band] * diagonal_C[self.band.label]
+        schur = np.diag(self.damping + np.bincount(self.band.label, weights=1.0 / self.diag_t, minlength=self.K))
+        if problem.hard_b:
+            centre = np.eye(self.K) - 1.0 / self.K
+            self.inverse_schur = np.linalg.pinv(centre @ schur @ centre, hermitian=True)
+        else:
+            self.inverse_schur = np.linalg.inv(schur + 2.0 * problem.bias_penalty)
+
+    def _project(self, d: np.ndarray) -> np.ndarray:
+        return d - d.mean() if self.problem.hard_b else d
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        t, d = x[:-self.K], x[-self.K:]
+        label = self.band.label
+        q = self.band.forward(coupled_inverse(self.problem, self.band.backward(t)))
+        out_d = -np.bincount(label, weights=t, minlength=self.K) - self.damping * d
+        if not self.problem.hard_b:
+            out_d -= 2.0 * self.problem.bias_penalty * d.sum()
+        return np.concatenate([self.inverse_kappa * t + q - d[label], self._project(out_d)])
+
+    def precondition(self, x: np.ndarray) -> np.ndarray:
+        return np.concatenate([x[:-self.K] / self.diag_t, self.inverse_schur @ x[-self.K:]])
+
+    def step(self, grad_W: np.ndarray, grad_b: np.ndarray, rtol: float):
+        """The Newton step (V, d) from the projected gradient, the MINRES iterations used, and whether the system
+        was solved exactly (:func:`solved_exactly`)."""
+        descent = coupled_inverse(self.problem, grad_W)
+        rhs = np.concatenate([-self.band.forward(descent), self._project(grad_b)])
+        x, used = minres(self, rhs, rtol, CG_MAX_ITER)
+        t, d = x[:-self.K], x[-self.K:]
+        V = -descent - coupled_inverse(self.problem, self.band.backward(t))
+        return V, d, used, solved_exactly(self, x, rhs, rtol)
+
+
+def solved_exactly(system, x: np.ndarray, rhs: np.ndarray, rtol: float) -> bool:
+    """Asked for an exact solve (rtol ≤ EXACT_RTOL) and got one, judged by the true residual: the recursively
+    updated one of CG and MINRES drifts from it on ill-conditioned systems."""
+    if rtol > EXACT_RTOL:
+        return False
+    residual = rhs - system.apply(x)
+    return float(np.sqrt(residual @ residual)) <= SOLVE_SLACK * rtol * float(np.sqrt(rhs @ rhs))
+
+
+def bias_damping(problem: Problem, band_label: np.ndarray, eps: float) -> np.ndarray:
+    """BIAS_DAMPING · Σ_{p∈k} c_p/(2ε) for each class without band pairs (``band_label``: their classes), else 0."""
+    K = problem.n_classes
+    empty = np.bincount(band_label, minlength=K) == 0
+    return empty * BIAS_DAMPING * np.bincount(problem.pairs.label, weights=problem.cost, minlength=K) / (2.0 * eps)
+
+
+def coupled_inverse(problem: Problem, V: np.ndarray) -> np.ndarray:
+    """V C: C = P⁻¹ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or Π (hard w: P = I on Σ_k v_k = 0)."""
+    if problem.hard_w:
+        return V - V.mean(axis=1, keepdims=True)
+    K, alpha = problem.n_classes, problem.alpha
+    if alpha == 0.0:
+        return V
+    shift = (1.0 / (1.0 + (K - 1) * alpha) - 1.0 / (1.0 - alpha)) / K
+    return V / (1.0 - alpha) + shift * V.sum(axis=1, keepdims=True)
 
 
 def coupled(problem: Problem, V: np.ndarray) -> np.ndarray:
@@ -194,6 +294,43 @@ def conjugate_gradient(hessian: BandHessian, rhs: np.ndarray, rtol: float, max_i
     return x, max_iter
 
 
+def minres(system: BandPairSystem, rhs: np.ndarray, rtol: float, max_iter: int) -> tuple[np.ndarray, int]:
+    """Preconditioned MINRES (Paige & Saunders) for the symmetric, indefinite ``system``: (x, iterations). Stops
+    when the preconditioned residual norm, which MINRES updates for free, is below ``rtol`` times its start."""
+    x = np.zeros_like(rhs)
+    r1 = r2 = rhs
+    y = system.precondition(rhs)
+    beta = beta1 = float(np.sqrt(max(rhs @ y, 0.0)))
+    if beta1 == 0.0:
+        return x, 0
+    old_beta = dbar = epsilon = 0.0
+    phibar, cs, sn = beta1, -1.0, 0.0
+    w = w2 = np.zeros_like(rhs)
+    for iteration in range(1, max_iter + 1):
+        v = y / beta
+        y = system.apply(v)
+        if iteration > 1:
+            y = y - (beta / old_beta) * r1
+        alpha = float(v @ y)
+        y = y - (alpha / beta) * r2
+        r1, r2 = r2, y
+        y = system.precondition(r2)
+        old_beta, beta = beta, float(np.sqrt(max(r2 @ y, 0.0)))
+        old_epsilon = epsilon
+        delta = cs * dbar + sn * alpha
+        gbar = sn * dbar - cs * alpha
+        epsilon, dbar = sn * beta, -cs * beta
+        gamma = max(float(np.hypot(gbar, beta)), np.finfo(float).tiny)
+        cs, sn = gbar / gamma, beta / gamma
+        phi, phibar = cs * phibar, sn * phibar
+        w1, w2 = w2, w
+        w = (v - old_epsilon * w1 - delta * w2) / gamma
+        x = x + phi * w
+        if phibar <= rtol * beta1 or beta == 0.0:
+            return x, iteration
+    return x, max_iter
+
+
 @dataclass
 class Point:
     """An iterate: W (M×K), b, the pair margins u_p = x_{i_p}ᵀ w_{k_p} and residuals r_p."""
@@ -224,6 +361,7 @@ class NewtonCG:
     def __init__(self, problem: Problem, gap_tol: float, warm_coef=None, warm_b=None):
         self.problem, self.gap_tol = problem, gap_tol
         self.rows = pair_rows(problem)
+        self.row_squares = self.rows.row_squares()
         self.sign, self.cost, self.label = problem.pairs.sign, problem.cost, problem.pairs.label
         M, K = problem.n_features, problem.n_classes
         W = np.zeros((M, K)) if warm_coef is None else np.array(warm_coef, dtype=float)
@@ -232,10 +370,13 @@ class NewtonCG:
         self.eps = COLD_EPS if warm_coef is None else WARM_EPS
         self.smooth = self.smoothed(self.point)
         self.iterations = self.stage_iterations = self.cg_iterations = self.extrapolations = 0
-        self.stage_gradient = 1.0  # ‖g‖ at the stage's start, set by its first direction
+        self.pair_solves = self.primal_solves = 0  # Newton systems solved in each coordinate system
+        self.stage_gradient: float | None = None  # ‖g‖ at the stage's start, set by its first direction
         self.history = [self.exact(self.point)]
         self.best: tuple[Point, GapBound] | None = None
         self.chain: list[Stage] = []  # the last stages
+        if warm_coef is None:
+            self.predict(self.partition_minimizer(np.arange(len(self.cost))))
 
     # --- values -------------------------------------------------------------------------------------
     def at(self, W, b, u=None) -> Point:
@@ -261,33 +402,51 @@ class NewtonCG:
         return self.best is not None and self.best[1].relative <= self.gap_tol
 
     # --- the steps ----------------------------------------------------------------------------------
-    def gradient(self, hessian: BandHessian) -> np.ndarray:
-        """∇F̃_ε projected on the hard constraints' subspace."""
+    def gradient(self, band: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """∇ of F̃_ε with the hinge of the pairs in ``band`` (indices) replaced by its quadratic piece
+        c(r+ε)²/(4ε) (F̃_ε itself when ``band`` is the band), projected on the hard constraints' subspace."""
         problem, point = self.problem, self.point
-        signed = self.sign * self.slopes(point.r)
+        slopes = self.slopes(point.r)
+        slopes[band] = self.cost[band] * (point.r[band] + self.eps) / (2.0 * self.eps)
+        signed = self.sign * slopes
         grad_W = coupled(problem, point.W) - self.rows.backward(signed)
         grad_b = -np.bincount(self.label, weights=signed, minlength=problem.n_classes)
         if not problem.hard_b:
             grad_b += 2.0 * problem.bias_penalty * point.b.sum()
-        return hessian.project(np.concatenate([grad_W.ravel(), grad_b]))
+        if problem.hard_w:
+            grad_W -= grad_W.mean(axis=1, keepdims=True)
+        if problem.hard_b:
+            grad_b -= grad_b.mean()
+        return grad_W, grad_b
 
-    def direction(self) -> tuple[BandHessian, np.ndarray, float]:
-        """The Newton direction of F̃_ε by PCG, with the forcing term (‖g‖/‖g₀‖)² (g₀: the gradient at the
-        stage's start): superlinear, and exact to CG_RTOL[0] at the stage's end. Returns (H, step, rtol)."""
-        hessian = BandHessian(self.problem, self.rows, self.point.r, self.eps)
-        g = self.gradient(hessian)
-        size = float(np.sqrt(g @ g))
-        if self.stage_iterations == 0:
+    def direction(self, band: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, bool, float]:
+        """The Newton direction (V, d) of F̃_ε — or, given ``band``, the step to the minimizer of the model whose
+        pairs in it are quadratic, solved to EXACT_RTOL — whether it was solved exactly, and the model's predicted
+        decrease −½gᵀ(V, d). The forcing term (‖g‖/‖g₀‖)² (g₀: the gradient at the stage's start, before its
+        prediction) is superlinear and exact near the stage's minimizer. In the band's pair coordinates (MINRES)
+        when the band is small beside W's degrees of freedom (PAIR_SHARE), else in the primal ones (PCG)."""
+        problem, point = self.problem, self.point
+        model = band is not None
+        if band is None:
+            band = np.flatnonzero(np.abs(point.r) < self.eps)
+        grad_W, grad_b = self.gradient(band)
+        size = float(np.sqrt(np.sum(grad_W * grad_W) + grad_b @ grad_b))
+        if self.stage_gradient is None:
             self.stage_gradient = max(size, np.finfo(float).tiny)
-        rtol = float(np.clip((size / self.stage_gradient) ** 2, *CG_RTOL))
-        step, used = conjugate_gradient(hessian, -g, rtol, CG_MAX_ITER)
+        rtol = EXACT_RTOL if model else float(np.clip((size / self.stage_gradient) ** 2, *FORCING))
+        if band.size <= PAIR_SHARE * (grad_W.size - problem.n_features * problem.hard_w):
+            system = BandPairSystem(problem, self.rows, self.row_squares, band, self.eps)
+            self.pair_solves += 1
+        else:
+            system = BandHessian(problem, self.rows, band, self.eps)
+            self.primal_solves += 1
+        V, d, used, exact = system.step(grad_W, grad_b, rtol)
         self.cg_iterations += used
-        return hessian, step, rtol
+        return V, d, exact, -0.5 * float(np.sum(grad_W * V) + grad_b @ d)
 
-    def line_search(self, hessian: BandHessian, step: np.ndarray) -> float:
-        """Backtracking on F̃_ε along the direction; every trial is O(n) (margins move linearly). Returns the step
-        length taken (0 when none lowers F̃_ε)."""
-        V, d = hessian.split(step)
+    def line_search(self, V: np.ndarray, d: np.ndarray) -> float:
+        """Backtracking on F̃_ε along the direction (V, d); every trial is O(n) (margins move linearly). Returns
+        the step length taken (0 when none lowers F̃_ε)."""
         p = self.point
         du = self.rows.forward(V)
         t = 1.0
@@ -302,15 +461,17 @@ class NewtonCG:
 
     def newton_step(self) -> bool:
         """One Newton iteration; True when the ε stage has converged: a full step, from an exact solve, that
-        kept the partition it was modelled on (F̃_ε is quadratic there: its minimizer), or no decrease at all."""
+        kept the partition it was modelled on (F̃_ε is quadratic there: its minimizer), a step whose predicted
+        decrease is negligible beside gap_tol (STAGE_DECREASE), or no decrease."""
         sets = partition(self.point.r, self.eps)
-        hessian, step, rtol = self.direction()
-        length = self.line_search(hessian, step)
+        V, d, exact, decrease = self.direction()
+        length = self.line_search(V, d)
         self.iterations += 1
         self.stage_iterations += 1
         self.history.append(self.exact(self.point))
-        kept = length == 1.0 and rtol <= EXACT_RTOL and np.array_equal(sets, partition(self.point.r, self.eps))
-        return length == 0.0 or kept or self.stage_iterations >= STAGE_MAX_ITER
+        kept = length == 1.0 and exact and np.array_equal(sets, partition(self.point.r, self.eps))
+        negligible = decrease <= STAGE_DECREASE * self.gap_tol * max(1.0, abs(self.smooth))
+        return length == 0.0 or kept or negligible or self.stage_iterations >= STAGE_MAX_ITER
 
     def end_stage(self) -> None:
         """Record the stage and try for the proven bound: at the stage's point with its slopes, and at the
@@ -331,20 +492,32 @@ class NewtonCG:
                 self.best = candidate, bound
 
     def refine_eps(self) -> bool:
-        """The next, smaller floor (False at MIN_EPS), started from the stages' extrapolation to it when that
-        lowers F̃ there (a predictor step: along a fixed partition the path is smooth in ε)."""
+        """The next, smaller floor (False at MIN_EPS), started from the better of two predictions when it lowers
+        F̃ there: the minimizer of F̃ at the new floor on the last stage's partition, and the stages'
+        extrapolation to the new floor when the last two ended on one partition (along a fixed partition the path
+        is smooth in ε)."""
         if self.eps <= MIN_EPS:
             return False
         self.eps = max(self.eps / EPS_FACTOR, MIN_EPS)
         self.smooth = self.smoothed(self.point)
-        self.stage_iterations = 0
+        self.stage_iterations, self.stage_gradient = 0, None
+        self.predict(self.partition_minimizer(np.flatnonzero(self.chain[-1].sets == 0)))
         if len(self.chain) > 1 and np.array_equal(self.chain[-1].sets, self.chain[-2].sets):
-            W, b, _ = extrapolate(self.chain, self.eps)
-            predicted = self.at(*project_hard_constraints(self.problem, W, b))
-            value = self.smoothed(predicted)
-            if value < self.smooth:
-                self.point, self.smooth = predicted, value
+            self.predict(extrapolate(self.chain, self.eps)[:2])
         return True
+
+    def partition_minimizer(self, band: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The minimizer of F̃_ε if exactly the pairs in ``band`` (indices) lay in the band: one linear solve, as
+        F̃_ε is quadratic on a fixed partition."""
+        V, d, _, _ = self.direction(band)
+        return self.point.W + V, self.point.b + d
+
+    def predict(self, candidate: tuple[np.ndarray, np.ndarray]) -> None:
+        """Move to (W, b) (the hard constraints made exact) if it lowers F̃_ε."""
+        predicted = self.at(*project_hard_constraints(self.problem, *candidate))
+        value = self.smoothed(predicted)
+        if value < self.smooth:
+            self.point, self.smooth = predicted, value
 
 
 def extrapolate(chain: list[Stage], eps: float):
