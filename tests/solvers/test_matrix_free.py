@@ -77,13 +77,25 @@ def test_matrix_free_rejects_kernel_problems(multiclass_data, make_problem):
         ovn_cvx.solve(problem, method="mm", form="matrix-free")
 
 
-def test_auto_form_goes_matrix_free_beyond_the_budget(multiclass_data, make_problem, monkeypatch):
-    """The automatic choice: the structured forms while they fit the budget, matrix-free beyond it."""
+@pytest.mark.parametrize("limit", ["STRUCTURED_BUDGET", "MATRIX_FREE_ROWS"])
+def test_auto_form_goes_matrix_free_beyond_the_budget(multiclass_data, make_problem, monkeypatch, limit):
+    """The automatic choice: the structured forms while they fit the budget and the pair rows are few, matrix-free
+    beyond either limit (the rows' entries: n·(M+1) dense, their nonzeros sparse)."""
     problem = make_problem(multiclass_data, "HwHb", "linear")
     assert ovn_cvx.solve(problem, method="mm").info["form"] == "primal"
-    monkeypatch.setattr(mm, "STRUCTURED_BUDGET", 10)
+    n, d = len(problem.pairs), problem.n_features + 1
+    monkeypatch.setattr(mm, limit, 10 if limit == "STRUCTURED_BUDGET" else n * d - 1)
     result = ovn_cvx.solve(problem, method="mm")
     assert result.info["form"] == "matrix-free" and result.success
+    if limit == "MATRIX_FREE_ROWS":  # one entry more allowed: structured again; sparse rows count nonzeros
+        monkeypatch.setattr(mm, limit, n * d)
+        assert ovn_cvx.solve(problem, method="mm").info["form"] == "primal"
+        sparse = problem.replace(X=sp.csr_matrix(np.where(np.abs(problem.X) > 0.5, problem.X, 0.0)))
+        nonzeros = int(np.diff(sparse.X.indptr)[sparse.pairs.sample].sum())
+        monkeypatch.setattr(mm, limit, nonzeros)
+        assert ovn_cvx.solve(sparse, method="mm").info["form"] != "matrix-free"
+        monkeypatch.setattr(mm, limit, nonzeros - 1)
+        assert ovn_cvx.solve(sparse, method="mm").info["form"] == "matrix-free"
 
 
 def test_extrapolation_is_exact_on_polynomial_paths():
@@ -202,15 +214,20 @@ def dense_newton_step(problem, W, b, eps, band):
     return step[:M * K].reshape(M, K), step[M * K:]
 
 
+@pytest.mark.parametrize("copy_share", [0.0, 2.0])  # the band's rows masked / copied
+@pytest.mark.parametrize("sparse", [True, False])
 @pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
-def test_pair_and_primal_newton_systems_give_the_hand_derived_step(variant):
+def test_pair_and_primal_newton_systems_give_the_hand_derived_step(variant, sparse, copy_share, monkeypatch):
     """Both coordinate systems solve the same Newton system: the step of a dense KKT solve built from the
-    definitions, to 1e-7 relative, on a wide multilabel problem with weights; and both call it an exact solve."""
+    definitions, to 1e-7 relative, on a wide multilabel problem with weights, sparse and dense X, the band's rows
+    copied or masked; and both call it an exact solve."""
+    from ovn_cvx.solvers.mm import matrix_free
     from ovn_cvx.solvers.mm.matrix_free import BandHessian, BandPairSystem, NewtonCG
 
+    monkeypatch.setattr(matrix_free, "BAND_COPY_SHARE", copy_share)
     X, Y = make_sparse_multilabel(40, n_features=80, n_classes=4, length=12, random_state=2)
-    problem = Problem(X, Y, variant=variant, alpha=0.3 if variant.startswith("Sw") else 0.0, beta=2.0,
-                      bias_penalty=0.7, sample_weight=np.linspace(0.5, 2.0, 40))
+    problem = Problem(X if sparse else X.toarray(), Y, variant=variant, alpha=0.3 if variant.startswith("Sw") else 0.0,
+                      beta=2.0, bias_penalty=0.7, sample_weight=np.linspace(0.5, 2.0, 40))
     rng = np.random.default_rng(0)
     W, b = 0.15 * rng.normal(size=(80, problem.n_classes)), 0.3 * rng.normal(size=problem.n_classes)
     if problem.hard_w:

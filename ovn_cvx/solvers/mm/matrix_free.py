@@ -37,6 +37,8 @@ BIAS_DAMPING = 1e-6
 #: degrees of freedom (K·M, hard w: (K−1)·M): their Gram matrix is then far from singular (for rows in general
 #: position, a condition number ≲ 34 by the Marchenko–Pastur law), where the primal system's grows like 1/ε
 PAIR_SHARE = 0.5
+#: a band with fewer than this share of the pairs gets a copy of its rows, a larger one is a mask over all rows
+BAND_COPY_SHARE = 0.5
 #: conjugate gradients / MINRES: at most this many iterations per Newton step, and the forcing term's bounds
 CG_MAX_ITER = 500
 FORCING = (1e-12, 1e-2)
@@ -118,10 +120,40 @@ class DensePairRows:
         return np.stack([B.T @ t[s] for B, s in zip(self.blocks, self.slices)], axis=1)
 
     def squares_backward(self, t: np.ndarray) -> np.ndarray:
-        return np.stack([(B * B).T @ t[s] for B, s in zip(self.blocks, self.slices)], axis=1)
+        # one pass without a squared copy of the rows (the blocks are the size of the data)
+        return np.stack([np.einsum("pj,pj,p->j", B, B, t[s]) for B, s in zip(self.blocks, self.slices)], axis=1)
 
     def row_squares(self) -> np.ndarray:
         return np.concatenate([np.einsum("ij,ij->i", B, B) for B in self.blocks])
+
+
+def band_rows(rows, band: np.ndarray):
+    """The band's pair rows: a copy when the band is a small share of the pairs (the products then cost the band
+    only), else all rows, masked (no second copy of the data; the products cost at most twice the band's)."""
+    if band.size < BAND_COPY_SHARE * len(rows.label):
+        return rows.restrict(band)
+    return MaskedRows(rows, band)
+
+
+class MaskedRows:
+    """The rows of the pairs in ``band`` (indices) as products with all rows and a mask."""
+
+    def __init__(self, rows, band: np.ndarray):
+        self.rows, self.band, self.label = rows, band, rows.label[band]
+
+    def _padded(self, t: np.ndarray) -> np.ndarray:
+        full = np.zeros(len(self.rows.label))
+        full[self.band] = t
+        return full
+
+    def forward(self, V: np.ndarray) -> np.ndarray:
+        return self.rows.forward(V)[self.band]
+
+    def backward(self, t: np.ndarray) -> np.ndarray:
+        return self.rows.backward(self._padded(t))
+
+    def squares_backward(self, t: np.ndarray) -> np.ndarray:
+        return self.rows.squares_backward(self._padded(t))
 
 
 class BandHessian:
@@ -135,7 +167,7 @@ class BandHessian:
     def __init__(self, problem: Problem, rows, band: np.ndarray, eps: float):
         self.problem = problem
         self.M, self.K = problem.n_features, problem.n_classes
-        self.band, self.kappa = rows.restrict(band), problem.cost[band] / (2.0 * eps)
+        self.band, self.kappa = band_rows(rows, band), problem.cost[band] / (2.0 * eps)
         self.damping = bias_damping(problem, self.band.label, eps)
         diag_w = 1.0 + self.band.squares_backward(self.kappa)  # P_kk = 1 in every variant
         diag_b = self.damping + np.bincount(self.band.label, weights=self.kappa, minlength=self.K)
@@ -191,7 +223,7 @@ class BandPairSystem:
 
     def __init__(self, problem: Problem, rows, row_squares: np.ndarray, band: np.ndarray, eps: float):
         self.problem, self.K = problem, problem.n_classes
-        self.band, self.inverse_kappa = rows.restrict(band), 2.0 * eps / problem.cost[band]
+        self.band, self.inverse_kappa = band_rows(rows, band), 2.0 * eps / problem.cost[band]
         self.damping = bias_damping(problem, self.band.label, eps)
         diagonal_C = coupled_inverse(problem, np.eye(self.K)).diagonal()
         self.diag_t = self.inverse_kappa + row_squares[band] * diagonal_C[self.band.label]
