@@ -337,3 +337,22 @@ def test_cv_rule_with_a_precomputed_kernel_equals_the_named_kernel(multilabel_da
     pre = OvNClassifier(kernel="precomputed", **params).fit(rbf_kernel(X, gamma=0.3), Y)
     assert pre.rule_scores_ == pytest.approx(named.rule_scores_, abs=1e-12)
     np.testing.assert_allclose(pre.predict_proba(rbf_kernel(X, gamma=0.3)), named.predict_proba(X), atol=1e-6)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_negatives_rest_with_free_biases_is_one_vs_rest(kernel):
+    """With α = 0 and uncoupled biases (SwSb, bias_penalty = 0) the classes separate, and each is scikit-learn's
+    binary hinge SVM of the class against the rest with C = β: the same decision values as
+    ``OneVsRestClassifier(SVC(C=β))``, hence (docs/theory.md §5) the benchmark's "OvN rest, free b"."""
+    from sklearn.datasets import load_iris
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    beta = 2.0
+    ovn = OvNClassifier("SwSb", kernel=kernel, negatives="rest", bias_penalty=0.0, beta=beta, gamma=0.5).fit(X, y)
+    ovr = OneVsRestClassifier(SVC(kernel=kernel, C=beta, gamma=0.5, tol=1e-10)).fit(X, y)
+    np.testing.assert_allclose(ovn.decision_function(X), ovr.decision_function(X), atol=1e-5)
+    assert np.array_equal(ovn.predict(X), ovr.predict(X))

@@ -407,8 +407,9 @@ class NewtonCG:
         self.history = [self.exact(self.point)]
         self.best: tuple[Point, GapBound] | None = None
         self.chain: list[Stage] = []  # the last stages
+        self.stage_done = False  # set when a prediction is proven to be the stage's minimizer
         if warm_coef is None:
-            self.predict(self.partition_minimizer(np.arange(len(self.cost))))
+            self.start_on_partition(np.zeros(len(self.cost), dtype=np.int8))
 
     # --- values -------------------------------------------------------------------------------------
     def at(self, W, b, u=None) -> Point:
@@ -533,23 +534,28 @@ class NewtonCG:
         self.eps = max(self.eps / EPS_FACTOR, MIN_EPS)
         self.smooth = self.smoothed(self.point)
         self.stage_iterations, self.stage_gradient = 0, None
-        self.predict(self.partition_minimizer(np.flatnonzero(self.chain[-1].sets == 0)))
+        self.start_on_partition(self.chain[-1].sets)
         if len(self.chain) > 1 and np.array_equal(self.chain[-1].sets, self.chain[-2].sets):
-            self.predict(extrapolate(self.chain, self.eps)[:2])
+            if self.predict(extrapolate(self.chain, self.eps)[:2]):
+                self.stage_done = False
         return True
 
-    def partition_minimizer(self, band: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The minimizer of F̃_ε if exactly the pairs in ``band`` (indices) lay in the band: one linear solve, as
-        F̃_ε is quadratic on a fixed partition."""
-        V, d, _, _ = self.direction(band)
-        return self.point.W + V, self.point.b + d
+    def start_on_partition(self, sets: np.ndarray) -> None:
+        """Move to the minimizer of F̃_ε on the partition ``sets`` (−1 below the band, 0 in it, 1 above; one linear
+        solve, as F̃_ε is quadratic on a fixed partition) if that lowers F̃_ε. When the solve was exact and the
+        point lies on ``sets`` itself, it is F̃_ε's minimizer: the stage is done without a Newton step."""
+        V, d, exact, _ = self.direction(np.flatnonzero(sets == 0))
+        moved = self.predict((self.point.W + V, self.point.b + d))
+        self.stage_done = moved and exact and np.array_equal(partition(self.point.r, self.eps), sets)
 
-    def predict(self, candidate: tuple[np.ndarray, np.ndarray]) -> None:
-        """Move to (W, b) (the hard constraints made exact) if it lowers F̃_ε."""
+    def predict(self, candidate: tuple[np.ndarray, np.ndarray]) -> bool:
+        """Move to (W, b) (the hard constraints made exact) if it lowers F̃_ε; whether it did."""
         predicted = self.at(*project_hard_constraints(self.problem, *candidate))
         value = self.smoothed(predicted)
-        if value < self.smooth:
-            self.point, self.smooth = predicted, value
+        if value >= self.smooth:
+            return False
+        self.point, self.smooth = predicted, value
+        return True
 
 
 def extrapolate(chain: list[Stage], eps: float):
@@ -568,7 +574,7 @@ def solve_matrix_free(problem: Problem, *, gap_tol: float, max_iter: int, warm_c
     The answer is ``run.best``: the point with the smallest proven bound."""
     run = NewtonCG(problem, gap_tol, warm_coef, warm_b)
     while run.iterations < max_iter:
-        if run.newton_step():
+        if run.stage_done or run.newton_step():
             run.end_stage()
             if run.certified:
                 return run, "certified"
