@@ -23,8 +23,9 @@ per outer-split seed (``--seeds``; the inner split uses seed + 1). Every model i
 ``--max-rows n``: a set above n rows subsampled to n, seed 0); multiclass: the whole set. Settings: OvN (SwHb, MM, α
 = 0) with the paper's rule, with ``decision_rule="cv"`` (``rule_scoring="jaccard"``, the reported metric;
 ``--rule-cv`` internal folds), the same with ``rule_selection="one_se"``, with ``negatives="rest"``, with negatives
-and the learned rule, with negatives and uncoupled biases (SwSb, ``bias_penalty=0``); binary relevance / one-vs-rest ``OneVsRestClassifier(SVC)``; Crammer–Singer ``LinearSVC``
-(multiclass, linear). A 1-D target is always predicted by the argmax, so multiclass runs no learned-rule setting.
+and the learned rule, with negatives and uncoupled biases (SwSb, ``bias_penalty=0``); binary relevance /
+one-vs-rest ``OneVsRestClassifier(SVC)``; Crammer–Singer ``LinearSVC`` (multiclass, linear). A 1-D target is
+always predicted by the argmax, so multiclass runs no learned-rule setting.
 Grid (``NESTED_GRID``, the same for every method): β (OvN) = 2·C (scikit-learn) over every second value of
 ``Grid``'s β axis, σ/σ₀ over its middle three, α fixed at 0 (OvN's coupling has no baseline counterpart). Metrics:
 multilabel example-based Jaccard (the refit metric) and Hamming loss of the same models; multiclass accuracy.

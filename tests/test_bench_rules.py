@@ -50,6 +50,7 @@ def _sklearn_nested(X, Y, model, grid, seed):
     ("OvN cv", OvNClassifier(decision_rule="cv", rule_cv=3), {"model__beta": [0.5, 8.0]}),
     ("OvN cv 1-SE", OvNClassifier(decision_rule="cv", rule_cv=3, rule_selection="one_se"), {"model__beta": [0.5, 8.0]}),
     ("OvN rest", OvNClassifier(negatives="rest"), {"model__beta": [0.5, 8.0]}),
+    ("OvN rest, free b", OvNClassifier("SwSb", negatives="rest", bias_penalty=0.0), {"model__beta": [0.5, 8.0]}),
     ("BR-SVC", OneVsRestClassifier(SVC(kernel="linear")), {"model__estimator__C": [0.25, 4.0]}),
 ])
 def test_nested_cells_are_sklearn_nested_cv(nested_rows, emotions_small, setting, model, grid):
@@ -61,8 +62,8 @@ def test_nested_cells_are_sklearn_nested_cv(nested_rows, emotions_small, setting
 
 def test_every_setting_and_metric_is_run(nested_rows):
     assert list(dict.fromkeys(nested_rows["setting"])) == ["OvN paper", "OvN cv", "OvN cv 1-SE", "OvN rest",
-                                                           "OvN rest+cv", "BR-SVC"]
-    assert len(nested_rows) == 6 * 2 * 2 and (nested_rows["failed_fits"] == 0).all()
+                                                           "OvN rest+cv", "OvN rest, free b", "BR-SVC"]
+    assert len(nested_rows) == 7 * 2 * 2 and (nested_rows["failed_fits"] == 0).all()
     hamming = nested_rows.query("metric == 'hamming_loss'")["nested"]
     assert ((hamming > 0) & (hamming < 0.5)).all()  # a loss, not a negated score
     learned = nested_rows.query("setting == 'OvN cv' and metric == 'example_accuracy'")["rules"]
@@ -115,9 +116,10 @@ def test_settings_per_task_and_kernel(bench):
     def names(task, kernel):
         return list(bench.nested_settings(task, kernel, 4))
 
-    assert names("multiclass", "linear") == ["OvN paper", "OvN rest", "OvR-SVC", "CS-LinearSVC"]
-    assert names("multiclass", "rbf") == ["OvN paper", "OvN rest", "OvR-SVC"]
-    assert names("multilabel", "rbf") == ["OvN paper", "OvN cv", "OvN cv 1-SE", "OvN rest", "OvN rest+cv", "BR-SVC"]
+    assert names("multiclass", "linear") == ["OvN paper", "OvN rest", "OvN rest, free b", "OvR-SVC", "CS-LinearSVC"]
+    assert names("multiclass", "rbf") == ["OvN paper", "OvN rest", "OvN rest, free b", "OvR-SVC"]
+    assert names("multilabel", "rbf") == ["OvN paper", "OvN cv", "OvN cv 1-SE", "OvN rest", "OvN rest+cv",
+                                          "OvN rest, free b", "BR-SVC"]
     assert bench.nested_settings("multilabel", "rbf", 4)["OvN rest+cv"][1] == {
         "negatives": "rest", "decision_rule": "cv", "rule_scoring": "jaccard", "rule_cv": 4}
 
@@ -137,7 +139,7 @@ def test_nested_main_writes_csv_and_markdown(bench, tmp_path):
     bench.main(["--nested", "--data", "iris", "--kernels", "linear", "--seeds", "0", "1", "--max-rows", "120",
                 "--out", str(tmp_path)])
     rows = pd.read_csv(tmp_path / "bench_rules_nested.csv")
-    assert len(rows) == 4 * 2 * 2  # OvN paper, OvN rest, OvR-SVC, Crammer–Singer × seeds × (accuracy, Hamming)
+    assert len(rows) == 5 * 2 * 2  # OvN paper, rest, rest free b, OvR-SVC, Crammer–Singer × seeds × (acc., Hamming)
     acc = rows.query("metric == 'accuracy'")
     np.testing.assert_allclose(1 - acc["nested"].to_numpy(), rows.query("metric == 'hamming_loss'")["nested"])
     text = (tmp_path / "bench_rules_nested.md").read_text()

@@ -271,8 +271,9 @@ def test_minres_solves_an_indefinite_system():
 
 def test_stage_ends_at_the_smoothed_minimizer():
     """Each ε stage that ends on an exact step over an unchanged partition — a Newton step, or the stage's
-    prediction itself — ends at F̃_ε's minimizer: the gradient there is round-off beside the gradient at the start. (A bias curvature given to every class, not only to those
-    without band pairs, left gradients 1e-7 of the start's and stalled the bound near 3e-5 on this problem.)"""
+    prediction itself — ends at F̃_ε's minimizer: the gradient there is round-off beside the gradient at the
+    start. (A bias curvature given to every class, not only to those without band pairs, left gradients 1e-7 of the
+    start's and stalled the bound near 3e-5 on this problem.)"""
     from ovn_cvx.solvers.mm.matrix_free import NewtonCG
 
     rng = np.random.default_rng(3)

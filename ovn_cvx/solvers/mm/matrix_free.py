@@ -1,12 +1,13 @@
-"""Matrix-free Newton-CG on the smoothed objective (docs/theory.md §9.11): linear problems whose structured systems
-do not fit, such as wide sparse data (a d×d block per class and an n×n pair matrix are both out of reach).
+"""Matrix-free Newton on the smoothed objective (docs/theory.md §9.11): large linear problems, such as wide sparse
+data (a d×d block per class and an n×n pair matrix are both out of reach) or dense data with millions of pairs.
 
 Only products with the rows of X that carry pairs are used (sparse X: one matrix S whose row p is x_{i_p} in the
 column block of class k_p; dense X: one block of rows per class): per Newton iteration one pass for the margins
-and one transposed pass for the gradient, and per conjugate-gradient iteration a pass over the rows of the *band*
-pairs only (|r_p| < ε, the only ones with curvature). Memory: the
-pair rows (nnz(X) times the mean number of labels per row) plus O(n + K·M). The ε continuation and the proven bound
-of §6 decide, as in the MM phases: "optimal" only when F − D(μ̂) ≤ gap_tol·max(1, |F|) with μ̂ the slopes of the
+and one transposed pass for the gradient, and per MINRES/CG iteration a pass over the rows of the *band* pairs only
+(|r_p| < ε, the only ones with curvature). The Newton system is solved in the band's pair coordinates when the band
+is small beside W's degrees of freedom (well conditioned as ε → 0), else in primal coordinates. Memory: the pair
+rows (nnz(X) times the mean number of labels per row) plus O(n + K·M). The ε continuation and the proven bound of
+§6 decide, as in the MM phases: "optimal" only when F − D(μ̂) ≤ gap_tol·max(1, |F|) with μ̂ the slopes of the
 smoothed hinge made dual feasible.
 """
 from __future__ import annotations
