@@ -77,25 +77,19 @@ def test_matrix_free_rejects_kernel_problems(multiclass_data, make_problem):
         ovn_cvx.solve(problem, method="mm", form="matrix-free")
 
 
-@pytest.mark.parametrize("limit", ["STRUCTURED_BUDGET", "MATRIX_FREE_ROWS"])
+@pytest.mark.parametrize("limit", ["STRUCTURED_BUDGET", "MATRIX_FREE_PAIRS"])
 def test_auto_form_goes_matrix_free_beyond_the_budget(multiclass_data, make_problem, monkeypatch, limit):
-    """The automatic choice: the structured forms while they fit the budget and the pair rows are few, matrix-free
-    beyond either limit (the rows' entries: n·(M+1) dense, their nonzeros sparse)."""
+    """The automatic choice: the structured forms while they fit the budget and the pairs per feature are few,
+    matrix-free beyond either limit."""
     problem = make_problem(multiclass_data, "HwHb", "linear")
     assert ovn_cvx.solve(problem, method="mm").info["form"] == "primal"
     n, d = len(problem.pairs), problem.n_features + 1
-    monkeypatch.setattr(mm, limit, 10 if limit == "STRUCTURED_BUDGET" else n * d - 1)
+    monkeypatch.setattr(mm, limit, 10 if limit == "STRUCTURED_BUDGET" else n / d)
     result = ovn_cvx.solve(problem, method="mm")
     assert result.info["form"] == "matrix-free" and result.success
-    if limit == "MATRIX_FREE_ROWS":  # one entry more allowed: structured again; sparse rows count nonzeros
-        monkeypatch.setattr(mm, limit, n * d)
+    if limit == "MATRIX_FREE_PAIRS":  # a pair fewer per feature than needed: structured again
+        monkeypatch.setattr(mm, limit, (n + 1) / d)
         assert ovn_cvx.solve(problem, method="mm").info["form"] == "primal"
-        sparse = problem.replace(X=sp.csr_matrix(np.where(np.abs(problem.X) > 0.5, problem.X, 0.0)))
-        nonzeros = int(np.diff(sparse.X.indptr)[sparse.pairs.sample].sum())
-        monkeypatch.setattr(mm, limit, nonzeros)
-        assert ovn_cvx.solve(sparse, method="mm").info["form"] != "matrix-free"
-        monkeypatch.setattr(mm, limit, nonzeros - 1)
-        assert ovn_cvx.solve(sparse, method="mm").info["form"] == "matrix-free"
 
 
 def test_extrapolation_is_exact_on_polynomial_paths():

@@ -73,11 +73,12 @@ EPS_FACTOR = 2.0
 #: the largest structured system (entries) the "auto" form builds for a linear problem; beyond it, matrix-free
 #: (2**27 doubles = 1 GiB)
 STRUCTURED_BUDGET = 2**27
-#: pair rows with more entries than this (n·(M+1) dense, their nonzeros sparse) go matrix-free under "auto" even when
-#: a structured form fits: measured on dense blobs (M = 50, K = 5), the primal form against the matrix-free one took
-#: 2.1 s / 2.5 s at N = 100 000, 11.1 s / 4.9 s at 300 000, and at 1 000 000 its interior point ended "inaccurate"
-#: after 65 s where the matrix-free form certified in 15 s (docs/theory.md §9.11)
-MATRIX_FREE_ROWS = 2**23
+#: problems with more pairs than this many per feature (n ≥ 4 000·(M+1)) go matrix-free under "auto" even when a
+#: structured form fits. Measured, primal form against matrix-free: dense blobs (M = 50, K = 5) 2.1 s / 2.5 s at
+#: N = 100 000 (1 960 pairs per feature), 11.1 s / 4.9 s at 300 000, and at 1 000 000 the primal form's interior point
+#: ended "inaccurate" after 65 s where the matrix-free form certified in 15 s; Nyström features (N = 100 000,
+#: M = 1 000) 24 s / 57 s (docs/theory.md §9.11)
+MATRIX_FREE_PAIRS = 4000
 #: band half-width of the first polish partition from a warm start: the margin pairs of a certified solution
 WARM_DELTA = 1e-6
 
@@ -130,17 +131,14 @@ def _make_stepper(problem: Problem, form: str):
 
 def _out_of_reach(problem: Problem) -> bool:
     """Whether "auto" takes the matrix-free form: both structured forms exceed STRUCTURED_BUDGET entries (the
-    primal form's K blocks of (d+1)² and its n×(d+1) pair rows for dense data, the pair form's n×n matrix), or the
-    pair rows alone exceed MATRIX_FREE_ROWS entries. Linear problems only: a kernel problem has its N×N Gram
+    primal form's K blocks of (d+1)² and its n×(d+1) pair rows for dense data, the pair form's n×n matrix), or there
+    are at least MATRIX_FREE_PAIRS pairs per feature. Linear problems only: a kernel problem has its N×N Gram
     already."""
     if problem.is_kernel:
         return False
     n, d, K = len(problem.pairs), problem.n_features + 1, problem.n_classes
-    if sp.issparse(problem.X):
-        rows, dense_rows = int(np.diff(problem.X.indptr)[problem.pairs.sample].sum()), 0
-    else:
-        rows = dense_rows = n * d
-    return min(K * d * d + dense_rows, n * n) > STRUCTURED_BUDGET or rows > MATRIX_FREE_ROWS
+    rows = n * d if not sp.issparse(problem.X) else 0
+    return min(K * d * d + rows, n * n) > STRUCTURED_BUDGET or n >= MATRIX_FREE_PAIRS * d
 
 
 def _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b) -> SolveResult:
