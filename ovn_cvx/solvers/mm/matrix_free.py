@@ -22,8 +22,8 @@ from ...problem import Pairs, Problem
 from .common import State, smoothed_hinge, state_objective
 from .polish import partition
 
-#: the first floor of a cold start: above 1, every pair of the start W = 0, b = 0 (r ≡ 1) lies in the band, so the
-#: first Newton step is the least-squares fit of the margins
+#: the first floor of a cold start: above 1, every pair of W = 0, b = 0 (r ≡ 1) lies in the band, so the first stage
+#: starts from the minimizer with every pair in the band (the least-squares fit of the margins)
 COLD_EPS = 2.0
 #: the first floor of a warm start: near a neighbouring optimum, its margin pairs are within ~1e-2 of the margin
 WARM_EPS = 1e-2
