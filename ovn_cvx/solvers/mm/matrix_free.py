@@ -210,8 +210,8 @@ class BandHessian:
 
 
 class BandPairSystem:
-    """The same Newton system in the band's pair coordinates (docs/theory.md §9.11), for wide data where the band
-    has fewer pairs than W has entries: with t_p = κ_p u_p (p in the band) and C = P⁻¹ (soft w) or Π (hard w),
+    """The same Newton system in the band's pair coordinates (docs/theory.md §9.11), for a band small beside W's
+    degrees of freedom (PAIR_SHARE; wide data): with t_p = κ_p u_p (p in the band) and C = P⁻¹ (soft w) or Π (hard w),
     the step is V = −(G_W + Σ_p t_p x_{i_p} e_{k_p}ᵀ) C and (t, d) solve the symmetric saddle-point system
 
         [κ⁻¹ + Q   −E] [t]   [−h ]
