@@ -15,9 +15,11 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.calibration import _SigmoidCalibration
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.decomposition import TruncatedSVD
 from sklearn.isotonic import IsotonicRegression
 from sklearn.kernel_approximation import Nystroem, RBFSampler
 from sklearn.model_selection import KFold
+from sklearn.pipeline import Pipeline
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import _safe_split, available_if
@@ -87,6 +89,11 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         solution).
     n_components : int >= 1, default=100
         Number of features r of ``kernel_approximation`` (Nyström: at most the number of training samples).
+    n_landmarks : int >= n_components or None, default=None
+        Nyström only: sample this many training rows (at most all) and keep the r = ``n_components`` leading
+        directions of their feature map (scikit-learn's ``TruncatedSVD`` of the training features) — the best
+        rank-r approximation of the landmarks' Nyström kernel, closer to the exact kernel than r landmarks alone
+        (docs/theory.md §9.12). None: r landmarks.
     random_state : int, RandomState instance or None, default=None
         The random choices of ``kernel_approximation`` (Nyström's sample, the Fourier frequencies).
     alpha : float, default=0.0
@@ -206,7 +213,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                  beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", negatives="none",
                  decision_rule="paper", rule_scoring="jaccard", rule_selection="best", rule_cv=5, probability=False,
                  calibration="sigmoid", tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None,
-                 kernel_approximation=None, n_components=100, random_state=None):
+                 kernel_approximation=None, n_components=100, n_landmarks=None, random_state=None):
         self.variant = variant
         self.kernel = kernel
         self.gamma = gamma
@@ -231,6 +238,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.kernel_approximation = kernel_approximation
         self.n_components = n_components
+        self.n_landmarks = n_landmarks
         self.random_state = random_state
 
     # --- scikit-learn plumbing ------------------------------------------------------------------
@@ -268,6 +276,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "kernel_approximation": [StrOptions(set(KERNEL_APPROXIMATIONS)), None],
         "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
@@ -438,6 +447,13 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"kernel_approximation='nystroem' needs one of the kernels {NYSTROEM_KERNELS}, got "
                              f"kernel={self.kernel!r} (scikit-learn's Nystroem calls a callable kernel pair by "
                              "pair, and a precomputed matrix has no rows to build the map from)")
+        if self.n_landmarks is not None:
+            if approximation != "nystroem":
+                raise ValueError(f"n_landmarks is a parameter of kernel_approximation='nystroem', got "
+                                 f"kernel_approximation={approximation!r}")
+            if self.n_landmarks < self.n_components:
+                raise ValueError(f"n_landmarks must be at least n_components (the rank kept), got "
+                                 f"n_landmarks={self.n_landmarks}, n_components={self.n_components}")
 
     def _feature_map(self, X):
         """The unfitted scikit-learn map of ``kernel_approximation`` for the training patterns X, or None;
@@ -447,10 +463,17 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         gamma = resolve_gamma(self.gamma, X)
         if self.kernel_approximation == "rff":
             return RBFSampler(gamma=gamma, n_components=self.n_components, random_state=self.random_state)
-        # Nyström samples n_components of the training rows: at most all of them
-        return Nystroem(self.kernel, gamma=gamma, coef0=self.coef0, degree=self.degree,
-                        n_components=min(self.n_components, X.shape[0]), random_state=self.random_state,
-                        n_jobs=1)  # not split under an active joblib backend (kernels.kernel_matrix)
+        # Nyström samples n_landmarks (default n_components) of the training rows: at most all of them
+        rank = min(self.n_components, X.shape[0])
+        landmarks = min(self.n_landmarks or rank, X.shape[0])
+        nystroem = Nystroem(self.kernel, gamma=gamma, coef0=self.coef0, degree=self.degree, n_components=landmarks,
+                            random_state=self.random_state,
+                            n_jobs=1)  # not split under an active joblib backend (kernels.kernel_matrix)
+        if landmarks == rank:
+            return nystroem
+        # the r leading right singular vectors of the training features: no centring (PCA's would move the biases)
+        return Pipeline([("nystroem", nystroem),
+                         ("rank", TruncatedSVD(rank, algorithm="arpack", random_state=self.random_state))])
 
     def _solve(self, problem):
         if self.solver.lower() != "mm":

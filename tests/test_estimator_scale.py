@@ -61,6 +61,29 @@ def test_nystroem_with_every_sample_is_the_exact_kernel(data, kernel, variant):
     np.testing.assert_allclose(approx.decision_function(X_new), exact.decision_function(X_new), atol=1e-4)
 
 
+def test_nystroem_from_every_sample_at_rank_r_is_the_best_rank_r_kernel(multiclass_data):
+    """``n_landmarks`` = N, ``n_components`` = r: the features span the leading r eigenvectors of the training
+    Gram, so the model is OvN on the best rank-r approximation of the kernel — against features built by hand
+    from numpy's eigendecomposition (U_r √s_r on the training rows, K(x, X) U_r / √s_r on new ones): the same
+    decision values on new data. Fewer landmarks than N: r features all the same, a different (worse) model."""
+    X, Y = multiclass_data
+    y = np.argmax(Y, axis=1)
+    r, gamma = 12, 0.3
+    approx = OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
+                           n_landmarks=len(X), random_state=0).fit(X, y)
+    values, vectors = np.linalg.eigh(rbf_kernel(X, gamma=gamma))
+    projection = vectors[:, ::-1][:, :r] / np.sqrt(values[::-1][:r])
+    by_hand = OvNClassifier().fit(rbf_kernel(X, gamma=gamma) @ projection, y)
+    X_new = np.random.default_rng(3).normal(size=(20, X.shape[1]))
+    np.testing.assert_allclose(approx.decision_function(X_new),
+                               by_hand.decision_function(rbf_kernel(X_new, X, gamma=gamma) @ projection), atol=1e-6)
+    assert approx.result_.coef.shape[0] == r
+    fewer = OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
+                          n_landmarks=2 * r, random_state=0).fit(X, y)
+    assert fewer.result_.coef.shape[0] == r
+    assert np.abs(fewer.decision_function(X_new) - approx.decision_function(X_new)).max() > 1e-3
+
+
 def test_random_fourier_features_approximate_the_rbf_kernel(multiclass_data):
     """Random Fourier features approximate κ with entry errors ~ 1/√r: at r = 20 000 on 45 points the objective is
     within 3 % and the decision values on new data within 0.06 of the exact kernel's (measured 1.1 % and 0.019 with
@@ -88,6 +111,10 @@ def test_random_fourier_features_approximate_the_rbf_kernel(multiclass_data):
     ({"kernel": rbf_kernel, "kernel_approximation": "nystroem"}, "kernel_approximation='nystroem'"),
     ({"kernel_approximation": "exact"}, "kernel_approximation"),
     ({"kernel_approximation": "rff", "kernel": "rbf", "n_components": 0}, "n_components"),
+    ({"kernel_approximation": "rff", "kernel": "rbf", "n_landmarks": 50}, "n_landmarks is a parameter of"),
+    ({"kernel_approximation": "nystroem", "kernel": "rbf", "n_components": 20, "n_landmarks": 10},
+     "n_landmarks must be at least n_components"),
+    ({"kernel_approximation": "nystroem", "kernel": "rbf", "n_landmarks": 0}, "n_landmarks"),
 ])
 def test_bad_approximation_names_the_parameter(multiclass_data, params, match):
     X, Y = multiclass_data
