@@ -151,49 +151,48 @@ def target_nystroem_scene(args):
         P = model.predict(X_test)
         return accuracy_score(Y_test, P), jaccard_score(Y_test, P, average="samples"), seconds
 
+    def row(name, exact, acc, jac, seconds=None):
+        fit = "" if seconds is None else f", fit {seconds:.2f} s"
+        return (f"    {name}: subset accuracy {acc:.4f} ({100 * (acc - exact[0]):+.2f} points), Jaccard {jac:.4f} "
+                f"({100 * (jac - exact[1]):+.2f} points){fit}")
+
     # gamma="scale", then a kernel four times wider (sigma doubled): Nystroem keeps what the Gram's leading
     # eigenvalues hold, so its share of the trace in the top r says in advance how close it can come
     for label, gamma in (("gamma='scale'", "scale"), ("gamma = scale/4 (sigma doubled)", scale / 4)):
-        spectrum = np.linalg.eigvalsh(rbf_kernel(X, gamma=resolve_gamma(gamma, X)))[::-1]
-        shares = ", ".join(f"top {r}: {spectrum[:r].sum() / spectrum.sum():.1%}" for r in (242, 1000))
+        width = resolve_gamma(gamma, X)
+        gram, gram_test = rbf_kernel(X, gamma=width), rbf_kernel(X_test, X, gamma=width)
+        values, vectors = np.linalg.eigh(gram)
+        values, vectors = values[::-1], vectors[:, ::-1]  # leading first
+        shares = ", ".join(f"top {r}: {values[:r].sum() / values.sum():.1%}" for r in (242, 1000))
         exact = scores(OvNClassifier(kernel="rbf", gamma=gamma))
         lines.append(f"  {label}: share of the training Gram's trace in its leading eigenvalues {shares}")
         lines.append(f"    exact kernel: subset accuracy {exact[0]:.4f}, Jaccard {exact[1]:.4f}, fit {exact[2]:.2f} s")
         for r in (242, 1000):
             for seed in (0, 1, 2):
-                acc, jac, seconds = scores(OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem",
-                                                         n_components=r, random_state=seed))
-                lines.append(f"    Nystroem r = {r}, seed {seed}: subset accuracy {acc:.4f} "
-                             f"({100 * (acc - exact[0]):+.2f} points), Jaccard {jac:.4f} "
-                             f"({100 * (jac - exact[1]):+.2f} points), fit {seconds:.2f} s")
+                lines.append(row(f"Nystroem r = {r}, seed {seed}", exact, *scores(
+                    OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
+                                  random_state=seed))))
             if 4 * r <= X.shape[0]:
                 for seed in (0, 1, 2):
-                    acc, jac, seconds = scores(OvNClassifier(kernel="rbf", gamma=gamma,
-                                                             kernel_approximation="nystroem", n_components=r,
-                                                             n_landmarks=4 * r, random_state=seed))
-                    lines.append(f"    Nystroem r = {r} from n_landmarks = {4 * r}, seed {seed}: subset accuracy "
-                                 f"{acc:.4f} ({100 * (acc - exact[0]):+.2f} points), Jaccard {jac:.4f} "
-                                 f"({100 * (jac - exact[1]):+.2f} points), fit {seconds:.2f} s")
-            acc, jac = best_rank(X, Y, X_test, Y_test, resolve_gamma(gamma, X), r)
-            lines.append(f"    best rank-{r} feature map (the Gram's leading eigenvectors, extended to new points): "
-                         f"subset accuracy {acc:.4f} ({100 * (acc - exact[0]):+.2f} points), Jaccard {jac:.4f} "
-                         f"({100 * (jac - exact[1]):+.2f} points)")
+                    lines.append(row(f"Nystroem r = {r} from n_landmarks = {4 * r}, seed {seed}", exact, *scores(
+                        OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
+                                      n_landmarks=4 * r, random_state=seed))))
+            lines.append(row(f"best rank-{r} feature map (the Gram's leading eigenvectors, extended to new points)",
+                             exact, *best_rank(gram, gram_test, values, vectors, Y, Y_test, r)))
     return lines
 
 
-def best_rank(X, Y, X_test, Y_test, gamma, r):
-    """Subset accuracy and Jaccard of OvN on the best rank-r approximation of the training Gram (its leading r
-    eigenvectors; a new point's features U_rᵀk(X, x)/√s): a bound on what any r-dimensional feature map, Nyström's
-    included, can keep of the exact kernel — not a method for large N (it needs the whole Gram)."""
+def best_rank(gram, gram_test, values, vectors, Y, Y_test, r):
+    """Subset accuracy and Jaccard of OvN on the best rank-r approximation of the training Gram (``values``,
+    ``vectors``: its eigendecomposition, leading first; a new point's features U_rᵀk(X, x)/√s): a bound on what any
+    r-dimensional feature map, Nyström's included, can keep of the exact kernel — not a method for large N (it
+    needs the whole Gram)."""
     from sklearn.metrics import accuracy_score, jaccard_score
-    from sklearn.metrics.pairwise import rbf_kernel
 
     from ovn_cvx import OvNClassifier
 
-    values, vectors = np.linalg.eigh(rbf_kernel(X, gamma=gamma))
-    projection = vectors[:, ::-1][:, :r] / np.sqrt(values[::-1][:r])
-    model = OvNClassifier().fit(rbf_kernel(X, gamma=gamma) @ projection, Y)
-    P = model.predict(rbf_kernel(X_test, X, gamma=gamma) @ projection)
+    projection = vectors[:, :r] / np.sqrt(values[:r])
+    P = OvNClassifier().fit(gram @ projection, Y).predict(gram_test @ projection)
     return accuracy_score(Y_test, P), jaccard_score(Y_test, P, average="samples")
 
 

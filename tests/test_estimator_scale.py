@@ -71,9 +71,10 @@ def test_nystroem_from_every_sample_at_rank_r_is_the_best_rank_r_kernel(multicla
     r, gamma = 12, 0.3
     approx = OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
                            n_landmarks=len(X), random_state=0).fit(X, y)
-    values, vectors = np.linalg.eigh(rbf_kernel(X, gamma=gamma))
+    gram = rbf_kernel(X, gamma=gamma)
+    values, vectors = np.linalg.eigh(gram)
     projection = vectors[:, ::-1][:, :r] / np.sqrt(values[::-1][:r])
-    by_hand = OvNClassifier().fit(rbf_kernel(X, gamma=gamma) @ projection, y)
+    by_hand = OvNClassifier().fit(gram @ projection, y)
     X_new = np.random.default_rng(3).normal(size=(20, X.shape[1]))
     np.testing.assert_allclose(approx.decision_function(X_new),
                                by_hand.decision_function(rbf_kernel(X_new, X, gamma=gamma) @ projection), atol=1e-6)

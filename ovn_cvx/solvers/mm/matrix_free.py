@@ -88,13 +88,17 @@ class SparsePairRows:
     def backward(self, t: np.ndarray) -> np.ndarray:
         return (self.S.T @ t).reshape(self.K, self.M).T
 
+    def _squared(self) -> sp.csr_matrix:
+        """S with its entries squared, sharing S's index arrays."""
+        return sp.csr_matrix((self.S.data ** 2, self.S.indices, self.S.indptr), shape=self.S.shape)
+
     def squares_backward(self, t: np.ndarray) -> np.ndarray:
         """Σ_p t_p x_{i_p}² e_{k_p}ᵀ (elementwise squares): the diagonal of the band Hessian."""
-        return (self.S.multiply(self.S).T @ t).reshape(self.K, self.M).T
+        return (self._squared().T @ t).reshape(self.K, self.M).T
 
     def row_squares(self) -> np.ndarray:
         """‖x_{i_p}‖² for every pair."""
-        return np.asarray(self.S.multiply(self.S).sum(axis=1)).ravel()
+        return np.asarray(self._squared().sum(axis=1)).ravel()
 
 
 class DensePairRows:
@@ -186,13 +190,8 @@ class BandHessian:
         return *self.split(x), used, solved_exactly(self, x, rhs, rtol)
 
     def project(self, x: np.ndarray) -> np.ndarray:
-        """Onto the directions that keep the hard constraints: Σ_k v_k = 0 (hard w), Σ_k d_k = 0 (hard b)."""
-        V, d = self.split(x)
-        if self.problem.hard_w:
-            V -= V.mean(axis=1, keepdims=True)
-        if self.problem.hard_b:
-            d -= d.mean()
-        return x
+        V, d = tangent(self.problem, *self.split(x))
+        return np.concatenate([V.ravel(), d])
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         problem = self.problem
@@ -206,7 +205,7 @@ class BandHessian:
 
     def precondition(self, x: np.ndarray) -> np.ndarray:
         """Π D⁻¹ Π x: symmetric, and definite on the subspace (D > 0), so projected PCG stays in it."""
-        return self.project(self.inverse_diag * self.project(x.copy()))
+        return self.project(self.inverse_diag * self.project(x))
 
 
 class BandPairSystem:
@@ -235,9 +234,6 @@ class BandPairSystem:
         else:
             self.inverse_schur = np.linalg.inv(schur + 2.0 * problem.bias_penalty)
 
-    def _project(self, d: np.ndarray) -> np.ndarray:
-        return d - d.mean() if self.problem.hard_b else d
-
     def apply(self, x: np.ndarray) -> np.ndarray:
         t, d = x[:-self.K], x[-self.K:]
         label = self.band.label
@@ -245,7 +241,7 @@ class BandPairSystem:
         out_d = -np.bincount(label, weights=t, minlength=self.K) - self.damping * d
         if not self.problem.hard_b:
             out_d -= 2.0 * self.problem.bias_penalty * d.sum()
-        return np.concatenate([self.inverse_kappa * t + q - d[label], self._project(out_d)])
+        return np.concatenate([self.inverse_kappa * t + q - d[label], tangent(self.problem, None, out_d)[1]])
 
     def precondition(self, x: np.ndarray) -> np.ndarray:
         return np.concatenate([x[:-self.K] / self.diag_t, self.inverse_schur @ x[-self.K:]])
@@ -254,7 +250,7 @@ class BandPairSystem:
         """The Newton step (V, d) from the projected gradient, the MINRES iterations used, and whether the system
         was solved exactly (:func:`solved_exactly`)."""
         descent = coupled_inverse(self.problem, grad_W)
-        rhs = np.concatenate([-self.band.forward(descent), self._project(grad_b)])
+        rhs = np.concatenate([-self.band.forward(descent), grad_b])  # grad_b is tangent already
         x, used = minres(self, rhs, rtol, CG_MAX_ITER)
         t, d = x[:-self.K], x[-self.K:]
         V = -descent - coupled_inverse(self.problem, self.band.backward(t))
@@ -268,6 +264,16 @@ def solved_exactly(system, x: np.ndarray, rhs: np.ndarray, rtol: float) -> bool:
         return False
     residual = rhs - system.apply(x)
     return float(np.sqrt(residual @ residual)) <= SOLVE_SLACK * rtol * float(np.sqrt(rhs @ rhs))
+
+
+def tangent(problem: Problem, V: np.ndarray | None, d: np.ndarray):
+    """(V, d) projected on the directions that keep the hard constraints: Σ_k v_k = 0 (hard w), Σ_k d_k = 0
+    (hard b). V may be None (a bias block alone)."""
+    if problem.hard_w and V is not None:
+        V = V - V.mean(axis=1, keepdims=True)
+    if problem.hard_b:
+        d = d - d.mean()
+    return V, d
 
 
 def bias_damping(problem: Problem, band_label: np.ndarray, eps: float) -> np.ndarray:
@@ -447,11 +453,7 @@ class NewtonCG:
         grad_b = -np.bincount(self.label, weights=signed, minlength=problem.n_classes)
         if not problem.hard_b:
             grad_b += 2.0 * problem.bias_penalty * point.b.sum()
-        if problem.hard_w:
-            grad_W -= grad_W.mean(axis=1, keepdims=True)
-        if problem.hard_b:
-            grad_b -= grad_b.mean()
-        return grad_W, grad_b
+        return tangent(problem, grad_W, grad_b)
 
     def direction(self, band: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, bool, float]:
         """The Newton direction (V, d) of F̃_ε — or, given ``band``, the step to the minimizer of the model whose
