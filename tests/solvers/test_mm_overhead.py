@@ -81,3 +81,71 @@ def test_early_crossover_happens_and_saves_iterations(multiclass_data, make_prob
     result = ovn_cvx.solve(p, "mm")
     assert result.info.get("early_crossover") and result.success
     assert result.objective - reference_objective(p) <= 1e-9 * max(1.0, abs(result.objective))
+
+
+def test_batched_system_falls_back_when_lu_breaks_down(multiclass_data, make_problem, monkeypatch):
+    """Cholesky can pass where LU then meets an exactly zero pivot (an interior point run far past its optimum):
+    the per-class system takes over instead of a raw LinAlgError."""
+    p = make_problem(multiclass_data, "SwSb", "linear")
+    omega = p.cost * np.linspace(0.5, 2.0, len(p.pairs))
+
+    def singular(_):
+        raise np.linalg.LinAlgError("Singular matrix")
+
+    expected = PrimalStepper(p).system(omega).fit(np.ones(len(p.pairs)))
+    monkeypatch.setattr(np.linalg, "inv", singular)
+    system = BatchedPrimalStepper(p).system(omega)
+    assert not isinstance(system, BatchedSystem)
+    np.testing.assert_allclose(system.fit(np.ones(len(p.pairs))).params[0], expected.params[0], atol=1e-12)
+
+
+def test_margin_sets_by_tapias_indicators():
+    """Hand-made iterates (c = 1e4) and their predecessors: a violated pair (ξ stays, ν shrinks), an inactive one (s
+    stays, u shrinks), a margin pair with a small multiplier (μ = 3e-3 ≪ c) still 1.5e-6 inside the margin (s
+    shrinks, u stays), an inactive pair 5e-5 from the margin whose s and u are alike (5e-5: s stays, u shrinks),
+    and an ordinary margin pair. The indicators get all five; a residual band |r| ≤ 1e-6 misses the third, the
+    comparison s_p < u_p the fourth."""
+    from ovn_cvx.solvers.mm.interior import Point
+    from ovn_cvx.solvers.mm.polish import IN_I, IN_S, IN_V, partition
+    c = np.full(5, 1e4)
+
+    def point(xi, s, u):
+        u = np.asarray(u, dtype=float)
+        return Point(theta=None, xi=np.asarray(xi, dtype=float), s=np.asarray(s, dtype=float), u=u, nu=c - u)
+
+    previous = point([0.5, 1e-7, 1e-7, 1e-7, 1e-7], [1e-6, 0.3, 1e-4, 4.8e-5, 1e-6],
+                     [c[0] - 1e-6, 1e-7, 3e-3, 5e-4, 5e3])
+    now = point([0.5, 1e-9, 1e-9, 1e-9, 1e-9], [1e-8, 0.3, 1.5e-6, 4.7e-5, 1e-8],
+                [c[0] - 1e-8, 1e-9, 3e-3, 5e-5, 5e3])
+    np.testing.assert_array_equal(now.margin_sets(previous), [IN_V, IN_I, IN_S, IN_I, IN_S])
+    r = now.xi - now.s  # s = ξ − r at a primal-feasible iterate
+    assert partition(r, 1e-6)[2] == IN_I and now.s[3] < now.u[3]
+
+
+def test_crossover_keeps_the_interior_points_biases():
+    """glass, SwSb, α = 0.5, β = 0.01: two classes have no margin pair, so their b_k are free within an interval and
+    the partition system is singular. Solved by the least change from the interior point's (μ, b), the polish
+    certifies in one round and lands on the tight reference; the minimum-norm solution put b_k outside the interval
+    (a wrong partition, complementarity off by O(1))."""
+    from sklearn.preprocessing import StandardScaler
+    from ovn_cvx.datasets import load_glass
+    from ovn_cvx.solvers.mm.common import GramOperator
+    from ovn_cvx.solvers.mm.interior import InteriorPoint
+    from ovn_cvx.solvers.mm.polish import IN_S, polish_partition
+    X, y = load_glass(return_X_y=True)
+    p = Problem.from_labels(StandardScaler().fit_transform(X), y, "SwSb", alpha=0.5, beta=0.01)
+    ipm = InteriorPoint(p, _make_stepper(p, "auto"), 1e-9)
+    run = ipm.run(100, 1e-9)
+    point = ipm.best.point  # past the round-off floor (here 2e-9) the iterates' free b_k drift
+    sets = point.margin_sets(ipm.best.previous)
+    classes = np.unique(p.pairs.label[sets == IN_S])
+    assert classes.size < p.n_classes  # the singular case this is about
+    found = polish_partition(p, GramOperator(p), sets, run.bound.primal, b=point.theta.b, mu=point.u, max_rounds=1)
+    assert found.certified
+    scale = max(1.0, abs(found.objective))
+    assert abs(found.objective - reference_objective(p)) <= 1e-9 * scale
+    minimum_norm = polish_partition(p, GramOperator(p), sets, run.bound.primal, max_rounds=1)
+    assert not minimum_norm.certified and minimum_norm.certificate["complementarity"] > 1e-3
+    result = ovn_cvx.solve(p, "mm")
+    assert result.success and result.info["finish"] == "interior + polish"
+    assert abs(result.objective - found.objective) <= 1e-9 * scale

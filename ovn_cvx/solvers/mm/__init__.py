@@ -26,7 +26,6 @@ from threadpoolctl import ThreadpoolController
 
 from ..._validation import check_number
 from ...duality import GapBound, gap_bound, project_hard_constraints
-from ...objective import residuals
 from ...problem import Problem
 from ...result import SolveResult
 from .batched import BatchedPrimalStepper, batchable
@@ -34,7 +33,7 @@ from .common import GramOperator, State, smoothed_hinge, state_objective
 from .interior import PATIENCE, InteriorPoint
 from .matrix_free import solve_matrix_free
 from .pairs import PairStepper
-from .polish import IN_S, free_parameters, partition, polish
+from .polish import IN_S, free_parameters, partition, polish, polish_partition
 from .primal import PrimalStepper
 
 FORMS = ("auto", "primal", "pair", "matrix-free")
@@ -43,17 +42,13 @@ FINISHES = ("auto", "interior", "polish", "none")
 INTERIOR_MAX_ITER = 100
 #: the interior point's own target for the relative bound: well inside the default gap_tol, near round-off
 INTERIOR_TOL = 1e-9
-#: band half-width of the crossover's partition: an interior point at a relative gap of 1e-9 leaves its margin
-#: pairs' residuals at about 1e-8…1e-6
-CROSSOVER_DELTA = 1e-6
 #: rounds of each crossover: an interior point's margin set is right or nearly right (measured: ≤ 4 rounds when
 #: it certifies); where it is not (margin pairs with μ at a bound, which the active set moves back and forth)
 #: more rounds only cost time (glass, SwHb, β = 0.01: 40 rounds, 42 ms, for an interior point that took 17 ms)
 CROSSOVER_ROUNDS = 5
 #: the early crossover: once the interior point's complementarity is within EARLY_CROSSOVER·max(1, |F|) (before
-#: any exact evaluation), the polish of its band |r_p| ≤ EARLY_DELTA, at most EARLY_ROUNDS rounds
+#: any exact evaluation), the polish of the margin set it points to, at most EARLY_ROUNDS rounds
 EARLY_CROSSOVER = 1e-4
-EARLY_DELTA = 1e-4
 EARLY_ROUNDS = 3
 #: the interior point's second pass (to INTERIOR_TOL, after a failed crossover, the result already within gap_tol)
 #: stops after this many evaluations without a better bound (the first pass: interior.PATIENCE)
@@ -336,39 +331,40 @@ def _warm_polish(problem, stepper, operator, options, warm_coef, warm_b) -> Solv
 
 
 def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
-    """The interior point to ``gap_tol``, then the crossover: the polish of its margin set, exact to round-off
-    when it certifies; otherwise the interior point goes on to its own target INTERIOR_TOL and the crossover is
-    tried once more from there (unless from a partition that failed, or a degenerate one after a failure).
-    Before all that, the early crossover: one polish of the band |r_p| ≤ EARLY_DELTA at the first iterate whose
-    complementarity is within EARLY_CROSSOVER, before any exact evaluation (docs/theory.md §9.8: on tiny problems
-    it saves 1–2 iterations and the evaluations). Every answer is proven: a polish is accepted only with its bound
-    within gap_tol. ``spent``: iterations of an MM phase before it (counted in ``iterations``)."""
+    """The interior point to ``gap_tol``, then the crossover: the polish of the margin set its last two iterates
+    point to (Tapia's indicators, ``interior.Point.margin_sets``), exact to round-off when it certifies; otherwise the
+    interior point goes on to its own target INTERIOR_TOL and the crossover is tried once more from there (unless
+    from a partition that failed, or a degenerate one after a failure). Before all that, the early crossover: one
+    polish at the first iterate whose complementarity is within EARLY_CROSSOVER, before any exact evaluation
+    (docs/theory.md §9.8: on tiny problems it saves 1–2 iterations and the evaluations). Every answer is proven: a
+    polish is accepted only with its bound within gap_tol. ``spent``: iterations of an MM phase before it (counted
+    in ``iterations``)."""
     limit = min(options.max_iter, INTERIOR_MAX_ITER)
     ipm = InteriorPoint(problem, stepper, min(INTERIOR_TOL, options.gap_tol))
     info = {"finish": "interior", "mm_iterations": spent}
     failed = set()  # the initial partitions of failed crossovers: the same partition fails again
 
-    def crossover(r, reference, delta, rounds, tol=None):
-        sets = partition(r, delta)
+    def crossover(point, previous, reference, rounds, tol=None):
+        sets = point.margin_sets(previous)
         key = sets.tobytes()
         # a degenerate margin set (more pairs than free parameters) after a failed crossover: the same failure
         # (measured on glass: 96 then 98 margin pairs of 60 parameters, 5 rounds each, never certified)
         if key in failed or (failed and np.count_nonzero(sets == IN_S) > free_parameters(problem)):
             return None
-        found = _certified_polish(problem, operator, r, reference, (delta,), options, max_rounds=rounds, tol=tol)
+        found = _proven(problem, polish_partition(problem, operator, sets, reference, b=point.theta.b, mu=point.u,
+                                                  max_rounds=rounds), options, tol)
         if found is None:
             failed.add(key)
         return found
 
     run = ipm.run(limit, options.gap_tol, pause=EARLY_CROSSOVER)
-    # paused at the early crossover point (not evaluated): the polish, if its band is not degenerate (more margin
-    # pairs than free parameters: a singular system whose rounds rarely certify and cost most)
-    early = ipm.pending and np.count_nonzero(np.abs(ipm.point.theta.r) <= EARLY_DELTA) <= free_parameters(problem)
-    if early:
+    # paused at the early crossover point (not evaluated): the polish, if its margin set is not degenerate (more
+    # margin pairs than free parameters: a singular system whose rounds rarely certify and cost most)
+    if ipm.pending and np.count_nonzero(ipm.point.margin_sets(ipm.previous) == IN_S) <= free_parameters(problem):
         # accepted only exact to round-off (the bound the interior point would reach): near the ends of α a
         # certified partition's bound can stay at ~1e-7 (P⁻¹ amplifies the dual point's round-off, docs/theory.md
         # §9.9), where the interior point alone gets to 1e-8 (breast_cancer, SwSb, α = −0.999, β = 1e4)
-        found = crossover(ipm.point.theta.r, ipm.history[-1], EARLY_DELTA, EARLY_ROUNDS,
+        found = crossover(ipm.point, ipm.previous, ipm.history[-1], EARLY_ROUNDS,
                           tol=min(INTERIOR_TOL, options.gap_tol))
         if found is not None:
             info.update(finish="interior + polish", interior_iterations=run.iterations, early_crossover=True)
@@ -379,7 +375,7 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
         coef, b, bound = run.coef, run.b, run.bound
         if bound.relative > options.gap_tol:
             break
-        found = crossover(residuals(problem, coef, b), bound.primal, CROSSOVER_DELTA, CROSSOVER_ROUNDS)
+        found = crossover(ipm.best.point, ipm.best.previous, bound.primal, CROSSOVER_ROUNDS)
         if found is not None and found[2].primal <= bound.primal:
             (coef, b, bound), info["finish"] = found, "interior + polish"
             break
@@ -391,10 +387,15 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
                    run.history)
 
 
-def _certified_polish(problem, operator, r, reference, deltas, options, max_rounds=10, tol=None):
-    """(coef, b, bound) of a polish that certifies with a proven bound within gap_tol (or ``tol`` ≤ gap_tol), else
+def _certified_polish(problem, operator, r, reference, deltas, options):
+    """(coef, b, bound) of a polish from residuals ``r`` that certifies with a proven bound within gap_tol, else
     None."""
-    outcome = polish(problem, operator, r, reference, deltas, max_rounds=max_rounds)
+    return _proven(problem, polish(problem, operator, r, reference, deltas), options)
+
+
+def _proven(problem, outcome, options, tol=None):
+    """(coef, b, bound) of a polish outcome that certifies with a proven bound within gap_tol (or ``tol`` ≤ gap_tol),
+    else None."""
     if not outcome.certified:
         return None
     bound = gap_bound(problem, outcome.coef, outcome.b, outcome.mu, primal=outcome.objective)

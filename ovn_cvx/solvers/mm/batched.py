@@ -80,11 +80,11 @@ class BatchedSystem(PrimalSystem):
             H *= scale[:, :, None] * scale[:, None, :]
             try:
                 np.linalg.cholesky(H)
-            except np.linalg.LinAlgError:
-                pass
-            else:
                 with np.errstate(all="ignore"):  # LU's pivots on a nearly singular block (measured: α = 1 − 1e-8)
                     inverse = np.linalg.inv(H)
+            except np.linalg.LinAlgError:  # an exactly zero pivot of LU after Cholesky passed (measured: an
+                pass                       # interior point run far past its optimum, glass, SwSb, α = 0, β = 100)
+            else:
                 if np.isfinite(inverse).all():
                     return cls(stepper, H, scale, inverse, omega)
         return PrimalSystem(stepper, hessians, omega)

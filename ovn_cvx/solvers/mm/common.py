@@ -58,9 +58,11 @@ class Cholesky:
         return scale * dpotrs(self.factor, scale * rhs, lower=True)[0]
 
 
-def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, least_squares: bool = True) -> np.ndarray | None:
+def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, least_squares: bool = True,
+                    guess: np.ndarray | None = None) -> np.ndarray | None:
     """A symmetric (possibly indefinite, possibly singular) system: LDLᵀ, else (``least_squares``) least squares
-    (pivoted QR: gelsd's SVD measured to fail to converge on such systems); None if that fails too. Singular
+    (pivoted QR: gelsd's SVD measured to fail to converge on such systems), the least change from ``guess`` (default
+    0); None if that fails too. Singular
     systems occur in the polish (a partition's equations) and in the pair form's b-equations near the ends of α;
     the certificate, not the solve, decides what is accepted."""
     with warnings.catch_warnings():
@@ -71,8 +73,10 @@ def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, least_squares: bool = T
             pass
     if not least_squares:
         return None
+    if guess is None:
+        guess = np.zeros_like(rhs)
     try:
-        return lstsq(matrix, rhs, lapack_driver="gelsy")[0]
+        return guess + lstsq(matrix, rhs - matrix @ guess, lapack_driver="gelsy")[0]
     except LinAlgError:
         return None
 

@@ -18,6 +18,7 @@ from ...duality import GapBound, gap_bound, project_hard_constraints
 from ...objective import objective
 from ...problem import Problem
 from .common import State, state_objective
+from .polish import IN_I, IN_S, IN_V
 
 #: fraction of the way to the boundary of the positive orthant a step may go
 TO_BOUNDARY = 0.995
@@ -37,6 +38,17 @@ class Point:
     s: np.ndarray
     u: np.ndarray
     nu: np.ndarray
+
+    def margin_sets(self, previous: "Point") -> np.ndarray:
+        """The active-set partition the iterate points to, by Tapia's indicators: the ratio of each slack and each
+        multiplier to its value at the ``previous`` iterate. A bound that is active at the optimum has its slack
+        shrink faster than its multiplier (the slack → 0, the multiplier → its positive optimum); an inactive one
+        the reverse. So V: ξ_p shrinks slower than ν_p; I: s_p shrinks slower than u_p; else S. Unlike a residual band
+        |r_p| ≤ δ or the comparison s_p < u_p, this does not depend on the scales of r and c (measured, docs/theory.md
+        §9.8: 177 of 192 linear real-data problems certified at the first crossover, 176 of them in one round; the
+        band: 151; s_p < u_p: 176, 113 in one round)."""
+        return np.where(self.xi / previous.xi > self.nu / previous.nu, IN_V,
+                        np.where(self.s / previous.s > self.u / previous.u, IN_I, IN_S)).astype(np.int8)
 
     @property
     def barrier(self) -> float:
@@ -62,18 +74,21 @@ class Best:
     b: np.ndarray | None = None
     primal: float = np.inf
     dual: float = -np.inf
+    # the iterate of the best primal value and the one before it: past the round-off floor the iterates drift
+    point: Point | None = None
+    previous: Point | None = None
 
     @property
     def bound(self) -> GapBound:
         return GapBound(primal=self.primal, dual=self.dual)
 
-    def update(self, problem: Problem, stepper, point: Point) -> bool:
+    def update(self, problem: Problem, stepper, point: Point, previous: Point) -> bool:
         """Evaluate the iterate (exact objective, proven dual value); True when the bound improved."""
         before = self.bound.absolute
         coef, b = project_hard_constraints(problem, *stepper.solution(point.theta))
         value = objective(problem, coef, b)
         if value < self.primal:
-            self.coef, self.b, self.primal = coef, b, value
+            self.coef, self.b, self.primal, self.point, self.previous = coef, b, value, point, previous
         dual = gap_bound(problem, coef, b, point.u, primal=value).dual
         self.dual = max(self.dual, dual)
         return self.bound.absolute < before
@@ -102,7 +117,7 @@ class InteriorPoint:
         """``tol`` sets only when the exact evaluation starts (:meth:`near`); :meth:`run` says when to stop."""
         self.problem, self.stepper, self.tol = problem, stepper, tol
         self.c = problem.cost
-        self.point, self.best, self.history = None, None, []
+        self.point, self.previous, self.best, self.history = None, None, None, []
         self.iterations, self.idle, self.stalled, self.pending, self.length = 0, 0, False, False, 1.0
 
     def start(self) -> Point:
@@ -192,7 +207,7 @@ class InteriorPoint:
             affine = self.direction(system, point, weight, 0.0)
             sigma = self.centring(point, affine)
             step = self.direction(system, point, weight, sigma * point.barrier, affine)
-            self.point, self.length = self.advance(point, step)
+            self.previous, (self.point, self.length) = point, self.advance(point, step)
             self.history.append(state_objective(self.problem, self.point.theta))
             self.pending = True
             if pause is not None and self.estimate(self.point, self.history[-1]) <= pause:
@@ -209,5 +224,5 @@ class InteriorPoint:
     def evaluate(self, best: Best):
         """The exact evaluation of the current iterate (:meth:`Best.update`) and the stall test."""
         self.pending = False
-        self.idle = 0 if best.update(self.problem, self.stepper, self.point) else self.idle + 1
+        self.idle = 0 if best.update(self.problem, self.stepper, self.point, self.previous) else self.idle + 1
         self.stalled = self.idle >= self.patience or self.length < 1e-12
