@@ -160,6 +160,21 @@ def test_interior_point_iterations_do_not_grow_with_degeneracy():
     assert_sound(result, best_reference(p))
 
 
+def test_interior_point_does_not_cycle():
+    """Found by the property test: on this 5-row SwSb problem Mehrotra's predictor–corrector alternated between two
+    pairs of iterates at a relative gap of 1e-3 until the iteration limit ("inaccurate" after 100). With the
+    safeguard (a more central step without the second-order correction whenever his step would raise the
+    complementarity) it converges to the reference."""
+    X = np.array([[-0.94843762, -2.62845651], [-2.53550231, -3.26394857], [-6.00537182, -5.23379686],
+                  [-2.08132935, -1.80088134], [-0.6348733, -0.39256526]])
+    Y = np.array([[1, 0, 0], [0, 1, 1], [1, 0, 1], [1, 0, 0], [0, 0, 0]], dtype=float)
+    p = Problem(X, Y, "SwSb", alpha=-0.3125, beta=3.0)
+    result = ovn_cvx.solve(p, "mm", finish="interior")
+    assert result.success and result.info["interior_iterations"] <= 40
+    assert_sound(result, best_reference(p))
+    assert result.objective == pytest.approx(best_reference(p), rel=1e-8)
+
+
 # --- the adversarial search ----------------------------------------------------------------------------------
 @st.composite
 def adversarial_problems(draw):
