@@ -27,10 +27,13 @@ TO_BOUNDARY = 0.995
 START_DUAL = 0.2
 #: iterations without a better bound after which the method has stalled (round-off floor reached)
 PATIENCE = 4
-#: the centring σ of the safeguard step, taken without the second-order correction when Mehrotra's step would raise
-#: the complementarity: his predictor–corrector can cycle (measured: a 5-row SwSb problem alternated between two
-#: pairs of iterates at a relative gap of 1e-3 for 100 iterations; with the safeguard it converges)
+#: the safeguard against Mehrotra's predictor–corrector cycling (it has no convergence guarantee; measured: 5-row
+#: SwSb and SwHb problems alternated between two pairs of iterates at relative gaps of 1e-3 and 1e-2 for all 100
+#: iterations): when his step does not lower the complementarity χ by the fraction SUFFICIENT_DECREASE of the step
+#: length, the plain Newton step towards SAFE_CENTRING·χ, its length halved until it does (Armijo's rule on χ, as in
+#: the long-step path-following methods; a short enough step always does, since σ < 1)
 SAFE_CENTRING = 0.5
+SUFFICIENT_DECREASE = 0.01
 
 
 @dataclass(frozen=True)
@@ -163,15 +166,28 @@ class InteriorPoint:
         return _max_step(np.concatenate([point.s, point.xi, point.u, point.nu]),
                          np.concatenate([d.s, d.xi, d.u, d.nu]))
 
+    @staticmethod
+    def barrier_after(point: Point, d: Direction, t: float) -> float:
+        """The complementarity χ after a step of length t along d (θ is not needed for it)."""
+        return Point(None, point.xi + t * d.xi, point.s + t * d.s, point.u + t * d.u, point.nu + t * d.nu).barrier
+
     def centring(self, point: Point, affine: Direction) -> float:
         """Mehrotra's σ = (μ_aff/μ)³ from the barrier after the longest affine step."""
-        t = self.step_length(point, affine)
-        moved = Point(point.theta, point.xi + t * affine.xi, point.s + t * affine.s, point.u + t * affine.u,
-                      point.nu + t * affine.nu)
-        return (moved.barrier / point.barrier) ** 3
+        return (self.barrier_after(point, affine, self.step_length(point, affine)) / point.barrier) ** 3
+
+    def longest(self, point: Point, d: Direction) -> float:
+        """The fraction-to-the-boundary step length."""
+        return min(1.0, TO_BOUNDARY * self.step_length(point, d))
+
+    def decreases(self, point: Point, d: Direction, t: float) -> bool:
+        """Whether the step of length t lowers the complementarity χ to at most (1 − SUFFICIENT_DECREASE·t)·χ."""
+        return self.barrier_after(point, d, t) <= (1.0 - SUFFICIENT_DECREASE * t) * point.barrier
 
     def advance(self, point: Point, d: Direction) -> tuple[Point, float]:
-        t = min(1.0, TO_BOUNDARY * self.step_length(point, d))
+        """The step along d: the longest one, halved while it does not lower χ enough (the safeguard's steps)."""
+        t = self.longest(point, d)
+        while not self.decreases(point, d, t) and t > 1e-12:
+            t /= 2.0
         theta = d.theta if t == 1.0 else self.stepper.relax(d.theta, point.theta, t)
         return replace(point, theta=theta, xi=point.xi + t * d.xi, s=point.s + t * d.s, u=point.u + t * d.u,
                        nu=point.nu + t * d.nu), t
@@ -211,11 +227,9 @@ class InteriorPoint:
             affine = self.direction(system, point, weight, 0.0)
             sigma = self.centring(point, affine)
             step = self.direction(system, point, weight, sigma * point.barrier, affine)
-            advanced, length = self.advance(point, step)
-            if advanced.barrier > point.barrier:  # Mehrotra's corrector can cycle: a safer, more central step
-                advanced, length = self.advance(point, self.direction(system, point, weight,
-                                                                      SAFE_CENTRING * point.barrier))
-            self.previous, self.point, self.length = point, advanced, length
+            if not self.decreases(point, step, self.longest(point, step)):
+                step = self.direction(system, point, weight, SAFE_CENTRING * point.barrier)
+            self.previous, (self.point, self.length) = point, self.advance(point, step)
             self.history.append(state_objective(self.problem, self.point.theta))
             self.pending = True
             if pause is not None and self.estimate(self.point, self.history[-1]) <= pause:
