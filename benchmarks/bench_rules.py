@@ -136,7 +136,7 @@ def rule_name(model):
     paper = est.threshold, est.fallback == "argmax"
     if rule.kind == "global threshold" and (rule.threshold, rule.fallback) == paper:
         return "paper"
-    return rule.kind.split(" ")[0] + ("" if rule.fallback or rule.top is not None else ", no fallback")
+    return rule.kind.split(" ")[0] + ("" if rule.fallback or rule.kind in ("top-m", "score-gap") else ", no fallback")
 
 
 def nested_cell(dataset, X, y, task, kernel, setting, spec, params, seed, grid, folds):

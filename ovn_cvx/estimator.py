@@ -120,13 +120,14 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Multilabel only (1-D ``y`` is always predicted by the argmax). ``"paper"``: ``threshold`` and
         ``fallback``. ``"cv"``: a rule learned in ``fit`` from out-of-fold decision values (docs/theory.md §5.1):
         the paper's rule, one global threshold, per-label thresholds (each with and without the argmax
-        fallback) or the top m labels, whichever scores best by ``rule_scoring``.
+        fallback), the top m labels or the labels within a score gap of the row's largest value, whichever scores
+        best by ``rule_scoring``.
     rule_scoring : {"jaccard", "f1_micro", "f1_macro", "hamming"}, default="jaccard"
         The metric ``decision_rule="cv"`` maximizes (example-based Jaccard, F1, 1 − Hamming loss).
     rule_selection : {"best", "one_se"}, default="best"
         ``decision_rule="cv"``: keep the family of rules that scores best, or (``"one_se"``, the one-standard-error
-        rule) the simplest family (paper, global threshold, top-m, per-label thresholds) whose score is within one
-        standard error of the best, the error from the best rule's scores on the ``rule_cv`` folds.
+        rule) the simplest family (paper, global threshold, top-m, score-gap, per-label thresholds) whose score is
+        within one standard error of the best, the error from the best rule's scores on the ``rule_cv`` folds.
     rule_cv : int or cross-validation splitter, default=5
         The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
         random_state=0)``; both use the same out-of-fold decision values.

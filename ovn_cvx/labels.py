@@ -29,11 +29,12 @@ def at_least(F, threshold) -> np.ndarray:
         return np.asarray(F) >= t - TIE_TOL * np.maximum(1.0, np.abs(t))
 
 
-def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True, top: int | None = None) -> np.ndarray:
+def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True, top: int | None = None,
+                   gap: float | None = None) -> np.ndarray:
     """docs/theory.md §5 on decision values F (n×K), as a boolean n×K label matrix, every comparison up to ``TIE_TOL``:
     multiclass → the argmax (ties: the first class); multilabel → {k : f_k ≥ threshold} (a number, or one per label),
-    or with ``top = m`` the labels at least the row's m-th largest value; when that set is empty and ``fallback``,
-    the argmax."""
+    or with ``top = m`` the labels at least the row's m-th largest value, or with ``gap = g`` the labels within g of
+    the row's largest value; when that set is empty and ``fallback``, the argmax."""
     F = np.asarray(F, dtype=np.float64)
     top_label = np.zeros(F.shape, dtype=bool)
     top_label[np.arange(F.shape[0]), at_least(F, F.max(axis=1, keepdims=True)).argmax(axis=1)] = True
@@ -41,6 +42,8 @@ def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True,
         return top_label
     if top is not None:
         threshold = np.sort(F, axis=1)[:, -top, None]
+    elif gap is not None:
+        threshold = F.max(axis=1, keepdims=True) - gap
     labels = at_least(F, threshold)
     if not fallback:
         return labels
@@ -50,18 +53,27 @@ def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True,
 @dataclass(frozen=True)
 class DecisionRule:
     """A multilabel rule of :func:`predict_labels`: ``threshold`` (one number, or one per label), or the ``top``
-    m labels of each row, and the argmax ``fallback`` for a row with no label."""
+    m labels of each row, or the labels within ``gap`` of the row's largest value (the score gap), and the argmax
+    ``fallback`` for a row with no label (moot for top-m and the score gap: the argmax is always in)."""
 
     threshold: float | np.ndarray = 1.0
     top: int | None = None
     fallback: bool = True
+    gap: float | None = None
+
+    def __post_init__(self):
+        if self.top is not None and self.gap is not None:
+            raise ValueError(f"a rule has top or gap, not both (top={self.top}, gap={self.gap})")
 
     @property
     def kind(self) -> str:
-        """"top-m", "per-label thresholds" or "global threshold"."""
+        """"top-m", "score-gap", "per-label thresholds" or "global threshold"."""
         if self.top is not None:
             return "top-m"
+        if self.gap is not None:
+            return "score-gap"
         return "per-label thresholds" if np.ndim(self.threshold) else "global threshold"
 
     def predict(self, F) -> np.ndarray:
-        return predict_labels(F, multilabel=True, threshold=self.threshold, fallback=self.fallback, top=self.top)
+        return predict_labels(F, multilabel=True, threshold=self.threshold, fallback=self.fallback, top=self.top,
+                              gap=self.gap)

@@ -68,12 +68,13 @@ def learn_rule(F, Y, scoring: str = "jaccard", *, paper: DecisionRule = Decision
 
     The candidates, in order (a later one must score strictly higher to win, so ties go to the simpler rule):
     ``paper``; one global threshold, with and without the argmax fallback; the top m labels, m = 1 … K (the
+    fallback is moot); the labels within a score gap g of the row's largest value (quantiles of the gaps; the
     fallback is moot); per-label thresholds with and without the fallback, by coordinate ascent from the best
     global threshold (two sweeps over the labels). Only the columns ``labels`` (default: all) are searched; the
     others keep the global threshold.
 
     ``selection="one_se"`` (Breiman's one-standard-error rule) keeps instead the first family in that order (the
-    fewest free parameters first: none, one, one, one per label) whose best score is at least the overall best
+    fewest free parameters first: none, one, one, one, one per label) whose best score is at least the overall best
     score minus its standard error, std/sqrt(n) of the overall best rule's scores on the n groups of ``folds`` (the
     internal fold of each row, required)."""
     if scoring not in SCORERS:
@@ -102,6 +103,10 @@ def learn_rule(F, Y, scoring: str = "jaccard", *, paper: DecisionRule = Decision
             consider("global threshold", DecisionRule(float(t), fallback=fallback))
     for m in range(1, labels.size + 1):
         consider("top-m", DecisionRule(top=m))
+    searched = F[:, labels]
+    gaps = F.max(axis=1, keepdims=True) - searched
+    for g in _candidates(gaps[searched > -np.finfo(np.float64).max])[:-1]:  # not the "every label" gap
+        consider("score-gap", DecisionRule(gap=float(g)))
     start = best["global threshold"][1].threshold
     for fallback in (True, False):
         thresholds = np.full(F.shape[1], start)

@@ -356,3 +356,25 @@ def test_negatives_rest_with_free_biases_is_one_vs_rest(kernel):
     ovr = OneVsRestClassifier(SVC(kernel=kernel, C=beta, gamma=0.5, tol=1e-10)).fit(X, y)
     np.testing.assert_allclose(ovn.decision_function(X), ovr.decision_function(X), atol=1e-5)
     assert np.array_equal(ovn.predict(X), ovr.predict(X))
+
+
+def test_learner_finds_a_score_gap():
+    """Label k holds exactly when f_k is within 0.8 of the row's largest value: rows shifted as a whole and a varying
+    number of labels per row, so no threshold, per-label threshold or top-m gets it; the score gap scores 1."""
+    rng = np.random.default_rng(2)
+    F = rng.choice([0.0, 0.5, 1.2, 1.6, 2.4], size=(60, 5))
+    F[:, 0] = 2.4  # the row's largest value: gaps 0, 0.8, 1.2, 1.9, 2.4
+    F = F[:, rng.permutation(5)] + rng.normal(scale=5, size=(60, 1))
+    Y = (F.max(axis=1, keepdims=True) - F <= 0.8 + 1e-9).astype(int)
+    assert len(np.unique(Y.sum(axis=1))) > 1
+    rule, scores = learn_rule(F, Y, "jaccard")
+    assert rule.kind == "score-gap" and 0.8 - 1e-9 <= rule.gap < 1.2
+    np.testing.assert_array_equal(rule.predict(F), Y)
+    assert scores["score-gap"] == 1.0
+    assert max(v for k, v in scores.items() if k != "score-gap") < 1.0
+    np.testing.assert_array_equal(predict_labels(F, multilabel=True, gap=0.8), Y == 1)
+
+
+def test_a_rule_has_top_or_gap_not_both():
+    with pytest.raises(ValueError, match="top or gap"):
+        DecisionRule(top=2, gap=0.5)
