@@ -78,12 +78,14 @@ class BatchedSystem(PrimalSystem):
         if np.all(diagonal > 0):
             scale = 1.0 / np.sqrt(diagonal)
             H *= scale[:, :, None] * scale[:, None, :]
+            # LU can meet an exactly zero pivot after Cholesky passed (measured: an interior point run far past its
+            # optimum, glass, SwSb, α = 0, β = 100): the per-class system then decides too
             try:
                 np.linalg.cholesky(H)
                 with np.errstate(all="ignore"):  # LU's pivots on a nearly singular block (measured: α = 1 − 1e-8)
                     inverse = np.linalg.inv(H)
-            except np.linalg.LinAlgError:  # an exactly zero pivot of LU after Cholesky passed (measured: an
-                pass                       # interior point run far past its optimum, glass, SwSb, α = 0, β = 100)
+            except np.linalg.LinAlgError:
+                pass
             else:
                 if np.isfinite(inverse).all():
                     return cls(stepper, H, scale, inverse, omega)

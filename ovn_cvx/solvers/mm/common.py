@@ -62,9 +62,8 @@ def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, least_squares: bool = T
                     guess: np.ndarray | None = None) -> np.ndarray | None:
     """A symmetric (possibly indefinite, possibly singular) system: LDLᵀ, else (``least_squares``) least squares
     (pivoted QR: gelsd's SVD measured to fail to converge on such systems), the least change from ``guess`` (default
-    0); None if that fails too. Singular
-    systems occur in the polish (a partition's equations) and in the pair form's b-equations near the ends of α;
-    the certificate, not the solve, decides what is accepted."""
+    0); None if that fails too. Singular systems occur in the polish (a partition's equations) and in the pair
+    form's b-equations near the ends of α; the certificate, not the solve, decides what is accepted."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", LinAlgWarning)
         try:
