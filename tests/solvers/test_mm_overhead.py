@@ -140,7 +140,8 @@ def test_crossover_keeps_the_interior_points_biases():
     sets = point.margin_sets(ipm.best.previous)
     classes = np.unique(p.pairs.label[sets == IN_S])
     assert classes.size < p.n_classes  # the singular case this is about
-    found = polish_partition(p, GramOperator(p), sets, run.bound.primal, b=point.theta.b, mu=point.u, max_rounds=1)
+    found = polish_partition(p, GramOperator(p), sets, run.bound.primal, iterate_b=point.theta.b,
+                             iterate_mu=point.u, max_rounds=1)
     assert found.certified
     scale = max(1.0, abs(found.objective))
     assert abs(found.objective - reference_objective(p)) <= 1e-9 * scale

@@ -254,8 +254,13 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
         if form == "matrix-free" or (form == "auto" and _out_of_reach(problem)):
             result = _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b)
         else:
-            result = _structured(problem, form, eps, tol, gap_tol, max_iter, relax, newton, finish, polish_every,
-                                 burn_in, warm_coef, warm_b, start)
+            structured = functools.partial(_structured, problem, eps=eps, tol=tol, gap_tol=gap_tol,
+                                           max_iter=max_iter, relax=relax, newton=newton, finish=finish,
+                                           polish_every=polish_every, burn_in=burn_in, warm_coef=warm_coef,
+                                           warm_b=warm_b, start=start)
+            result = structured(form)
+            if form == "auto" and _retry_in_primal(problem, result, finish):
+                result = _better(structured("primal"), result)
     result.solve_time = time.perf_counter() - start
     return result
 
@@ -278,25 +283,24 @@ def _structured(problem, form, eps, tol, gap_tol, max_iter, relax, newton, finis
     else:
         result = _finish(problem, stepper, options, warm_coef, warm_b)
     result.info["setup_time"] = setup_time
-    if form == "auto" and stepper.form == "pair" and finish in ("auto", "interior") and not result.success:
-        result = _primal_retry(problem, result, (eps, tol, gap_tol, max_iter, relax, newton, finish, polish_every,
-                                                 burn_in, warm_coef, warm_b, start))
     return result
 
 
-def _primal_retry(problem, pair_result: SolveResult, arguments) -> SolveResult:
-    """The primal form after an uncertified pair form, where its blocks fit: the pair form's systems carry the Gram
-    matrix's condition number, and on a nearly singular Gram (an RBF kernel on 1-D data) its interior point stalls
-    short of gap_tol where the primal form's, on the eigen-features, certifies (measured: 17–19 points, bounds
-    2.6e-6 and 4.2e-4 against 3e-15 and 5e-10; docs/theory.md §9.8). The better bound is kept."""
+def _retry_in_primal(problem, result: SolveResult, finish: str) -> bool:
+    """Whether "auto" re-solves an uncertified pair-form finish in the primal form (where its blocks fit): the pair
+    form's systems carry the Gram matrix's condition number, and on a nearly singular Gram (an RBF kernel on 1-D
+    data) its interior point stalls short of gap_tol where the primal form's, on the eigen-features, certifies
+    (measured: 17–19 points, bounds 2.6e-6 and 4.2e-4 against 3e-15 and 5e-10; docs/theory.md §9.8)."""
     d, K = problem.rank_bound + 1, problem.n_classes
-    if K * d * d > STRUCTURED_BUDGET:
-        return pair_result
-    primal = _structured(problem, "primal", *arguments)
-    primal.info["pair_attempt"] = {key: pair_result.info[key] for key in ("relative_gap_bound", "finish")}
-    primal.info["pair_attempt"]["iterations"] = pair_result.iterations
-    better = primal.info["relative_gap_bound"] <= pair_result.info["relative_gap_bound"]
-    return primal if better else pair_result
+    return (result.info["form"] == "pair" and finish in ("auto", "interior") and not result.success
+            and K * d * d <= STRUCTURED_BUDGET)
+
+
+def _better(primal: SolveResult, pair: SolveResult) -> SolveResult:
+    """The result with the smaller proven bound; the primal one records the pair form's attempt."""
+    primal.info["pair_attempt"] = {"relative_gap_bound": pair.info["relative_gap_bound"],
+                                   "finish": pair.info["finish"], "iterations": pair.iterations}
+    return primal if primal.info["relative_gap_bound"] <= pair.info["relative_gap_bound"] else pair
 
 
 def _verdict(bound: GapBound, gap_tol: float, hit_limit: bool) -> str:
@@ -368,15 +372,14 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     info = {"finish": "interior", "mm_iterations": spent}
     failed = set()  # the initial partitions of failed crossovers: the same partition fails again
 
-    def crossover(point, previous, reference, rounds, tol=None):
-        sets = point.margin_sets(previous)
+    def crossover(sets, point, reference, rounds, tol=None):
         key = sets.tobytes()
         # a degenerate margin set (more pairs than free parameters) after a failed crossover: the same failure
         # (measured on glass: 96 then 98 margin pairs of 60 parameters, 5 rounds each, never certified)
         if key in failed or (failed and np.count_nonzero(sets == IN_S) > free_parameters(problem)):
             return None
-        found = _proven(problem, polish_partition(problem, operator, sets, reference, b=point.theta.b, mu=point.u,
-                                                  max_rounds=rounds), options, tol)
+        found = _proven(problem, polish_partition(problem, operator, sets, reference, iterate_b=point.theta.b,
+                                                  iterate_mu=point.u, max_rounds=rounds), options, tol)
         if found is None:
             failed.add(key)
         return found
@@ -384,8 +387,9 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     run = ipm.run(limit, options.gap_tol, pause=EARLY_CROSSOVER)
     # paused at the early crossover point (not evaluated): the polish, if its margin set is not degenerate (more
     # margin pairs than free parameters: a singular system whose rounds rarely certify and cost most)
-    if ipm.pending and np.count_nonzero(ipm.point.margin_sets(ipm.previous) == IN_S) <= free_parameters(problem):
-        found = crossover(ipm.point, ipm.previous, ipm.history[-1], EARLY_ROUNDS,
+    sets = ipm.point.margin_sets(ipm.previous) if ipm.pending else None
+    if sets is not None and np.count_nonzero(sets == IN_S) <= free_parameters(problem):
+        found = crossover(sets, ipm.point, ipm.history[-1], EARLY_ROUNDS,
                           tol=min(options.gap_tol, max(INTERIOR_TOL, EARLY_ACCEPT * options.gap_tol)))
         if found is not None:
             info.update(finish="interior + polish", interior_iterations=run.iterations, early_crossover=True)
@@ -396,7 +400,8 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
         coef, b, bound = run.coef, run.b, run.bound
         if bound.relative > options.gap_tol:
             break
-        found = crossover(ipm.best.point, ipm.best.previous, bound.primal, CROSSOVER_ROUNDS)
+        best = ipm.best
+        found = crossover(best.point.margin_sets(best.previous), best.point, bound.primal, CROSSOVER_ROUNDS)
         if found is not None and found[2].primal <= bound.primal:
             (coef, b, bound), info["finish"] = found, "interior + polish"
             break

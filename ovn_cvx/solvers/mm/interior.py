@@ -183,14 +183,18 @@ class InteriorPoint:
         """Whether the step of length t lowers the complementarity χ to at most (1 − SUFFICIENT_DECREASE·t)·χ."""
         return self.barrier_after(point, d, t) <= (1.0 - SUFFICIENT_DECREASE * t) * point.barrier
 
-    def advance(self, point: Point, d: Direction) -> tuple[Point, float]:
-        """The step along d: the longest one, halved while it does not lower χ enough (the safeguard's steps)."""
+    def armijo(self, point: Point, d: Direction) -> float:
+        """The safeguard's step length: the longest one, halved until it lowers χ enough."""
         t = self.longest(point, d)
         while not self.decreases(point, d, t) and t > 1e-12:
             t /= 2.0
+        return t
+
+    def advance(self, point: Point, d: Direction, t: float) -> Point:
+        """The step of length t along d."""
         theta = d.theta if t == 1.0 else self.stepper.relax(d.theta, point.theta, t)
         return replace(point, theta=theta, xi=point.xi + t * d.xi, s=point.s + t * d.s, u=point.u + t * d.u,
-                       nu=point.nu + t * d.nu), t
+                       nu=point.nu + t * d.nu)
 
     def estimate(self, point: Point, value: float) -> float:
         """The complementarity s·u + ξ·ν (the duality gap of a primal-feasible iterate, not a proof) relative to
@@ -227,9 +231,11 @@ class InteriorPoint:
             affine = self.direction(system, point, weight, 0.0)
             sigma = self.centring(point, affine)
             step = self.direction(system, point, weight, sigma * point.barrier, affine)
-            if not self.decreases(point, step, self.longest(point, step)):
+            length = self.longest(point, step)
+            if not self.decreases(point, step, length):
                 step = self.direction(system, point, weight, SAFE_CENTRING * point.barrier)
-            self.previous, (self.point, self.length) = point, self.advance(point, step)
+                length = self.armijo(point, step)
+            self.previous, self.point, self.length = point, self.advance(point, step, length), length
             self.history.append(state_objective(self.problem, self.point.theta))
             self.pending = True
             if pause is not None and self.estimate(self.point, self.history[-1]) <= pause:

@@ -74,18 +74,17 @@ def free_limit(problem: Problem) -> int:
 
 
 def polish_partition(problem: Problem, operator: GramOperator, sets: np.ndarray, reference: float, *,
-                     b: np.ndarray | None = None, mu: np.ndarray | None = None, max_rounds: int = 10,
-                     tol: float = 1e-9) -> PolishOutcome:
+                     iterate_b: np.ndarray | None = None, iterate_mu: np.ndarray | None = None,
+                     max_rounds: int = 10, tol: float = 1e-9) -> PolishOutcome:
     """The polish from a given partition ``sets`` (IN_V, IN_S, IN_I per pair); see :func:`polish`.
 
-    ``b`` and ``mu`` are an interior point's biases and multipliers, if known: a singular partition system is then
-    solved by the least change from them (else the minimum-norm solution). A class without margin pairs leaves its
-    b_k free within an interval (only Σb is coupled); the minimum-norm b_k can lie outside it, a near-optimal
-    iterate's lies inside (measured: glass, SwSb, α = 0.5, β = 0.01, a clean interior-point margin set of 17 pairs
-    failed 5 rounds from complementarity 2.0; the least change certifies in one). An MM iterate's b is no such
-    guess: it polishes from the minimum-norm solution (measured: ε = 1e-12, a 20-point SwHb problem certifies
-    from it and fails from the iterate's b)."""
-    b0, mu0 = b, mu
+    ``iterate_b`` and ``iterate_mu`` are an interior point's biases and multipliers, if known: a singular partition
+    system is then solved by the least change from them (else the minimum-norm solution). A class without margin
+    pairs leaves its b_k free within an interval (only Σb is coupled); the minimum-norm b_k can lie outside it, a
+    near-optimal iterate's lies inside (measured: glass, SwSb, α = 0.5, β = 0.01, a clean interior-point margin set
+    of 17 pairs failed 5 rounds from complementarity 2.0; the least change certifies in one). An MM iterate's b is
+    no such guess: it polishes from the minimum-norm solution (measured: ε = 1e-12, a 20-point SwHb problem
+    certifies from it and fails from the iterate's b)."""
     pairs = problem.pairs
     y, label, sample, c = pairs.sign, pairs.label, pairs.sample, problem.cost
     K = problem.n_classes
@@ -124,8 +123,8 @@ def polish_partition(problem: Problem, operator: GramOperator, sets: np.ndarray,
         # least squares on a singular partition only while it is cheap: a degenerate margin set of thousands of
         # pairs cost 1.3 s a round (scene with every non-label a negative: 35 of 47 s)
         guess = np.zeros(size)
-        guess[:nS] = 0.0 if mu0 is None else mu0[S]
-        guess[nS:nS + K] = 0.0 if b0 is None else b0
+        guess[:nS] = 0.0 if iterate_mu is None else iterate_mu[S]
+        guess[nS:nS + K] = 0.0 if iterate_b is None else iterate_b
         x = symmetric_solve(matrix, rhs, least_squares=nS <= LEAST_SQUARES_LIMIT, guess=guess)
         if x is None:
             reason = "singular system"
