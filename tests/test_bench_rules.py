@@ -54,7 +54,11 @@ def _sklearn_nested(X, Y, model, grid, seed):
     ("BR-SVC", OneVsRestClassifier(SVC(kernel="linear")), {"model__estimator__C": [0.25, 4.0]}),
 ])
 def test_nested_cells_are_sklearn_nested_cv(nested_rows, emotions_small, setting, model, grid):
+    """The grid's β (C) are multiples of 1/κ₀, κ₀ the mean squared norm of the standardized rows (the linear kernel's
+    mean diagonal: the number of features here)."""
     X, Y = emotions_small
+    kappa0 = np.mean(np.sum(StandardScaler().fit_transform(X) ** 2, axis=1))
+    grid = {name: [value / kappa0 for value in values] for name, values in grid.items()}
     got = nested_rows.query("setting == @setting and metric == 'example_accuracy'").set_index("seed")["nested"]
     for seed in (0, 1):
         assert got[seed] == pytest.approx(_sklearn_nested(X, Y, model, grid, seed), abs=1e-12)
