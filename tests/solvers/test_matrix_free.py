@@ -264,6 +264,36 @@ def test_pair_and_primal_newton_systems_give_the_hand_derived_step(variant, spar
         assert exact and np.abs(V - V_ref).max() <= 1e-7 * scale and np.abs(d - d_ref).max() <= 1e-7 * scale
 
 
+@pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
+def test_finish_system_solves_the_partition_qp(variant):
+    """The exact finish's system (the pair system at ε = 0, docs/theory.md §9.11), from an arbitrary point with its
+    band as the margin set: the step puts every margin pair on the margin and, with the multipliers it returns, the
+    Lagrangian's projected gradient vanishes (W- and b-stationarity, equal class masses) — with −1 entries and
+    sample weights."""
+    from ovn_cvx.solvers.mm.matrix_free import BandPairSystem, NewtonCG
+    from ovn_cvx.solvers.mm.polish import IN_I, IN_S, IN_V, partition
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 80))
+    Y = rng.choice([-1, 0, 1], size=(30, 3), p=[0.3, 0.3, 0.4])
+    Y[np.arange(3), np.arange(3)] = 1
+    problem = Problem(X, Y, variant, alpha=0.3 if variant.startswith("Sw") else 0.0, beta=1.0, bias_penalty=0.7,
+                      sample_weight=np.linspace(0.5, 2.0, 30))
+    run = NewtonCG(problem, 1e-6)
+    W = 0.05 * rng.normal(size=(80, 3))
+    run.point, run.eps = run.at(W - W.mean(axis=1, keepdims=True) if problem.hard_w else W, np.zeros(3)), 0.5
+    sets = partition(run.point.r, run.eps)
+    mu = np.where(sets == IN_V, problem.cost, np.where(sets == IN_I, 0.0, run.slopes(run.point.r)))
+    margin = np.flatnonzero(sets == IN_S)
+    assert 0 < margin.size < len(mu)
+    system = BandPairSystem(problem, run.rows, run.row_squares, margin, 0.0)
+    V, d, t, _, exact = system.solve(*run.lagrangian_gradient(run.point, mu), 1e-12, run.point.r[margin])
+    point = run.at(run.point.W + V, run.point.b + d)
+    mu[margin] -= problem.pairs.sign[margin] * t
+    assert exact and np.abs(point.r[margin]).max() < 1e-10
+    assert max(np.abs(g).max() for g in run.lagrangian_gradient(point, mu)) < 1e-10
+
+
 def test_minres_solves_an_indefinite_system():
     """The hand-written MINRES on a symmetric indefinite matrix with an SPD (Jacobi) preconditioner, against
     numpy's direct solve; the iteration limit is honoured."""
