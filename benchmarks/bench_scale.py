@@ -232,7 +232,8 @@ def target_sparse(args):
     lines.append(f"  OvN form='matrix-free' (SwHb, beta = 1): solve {seconds:.1f} s = {seconds / ovr_seconds:.1f}x "
                  f"OvR (target <= 3x, proven gap <= 1e-4, peak <= 2 GB); {_report(result)}, "
                  f"{result.info['cg_iterations']} MINRES/CG iterations over {result.info['pair_solves']} Newton "
-                 f"systems in pair and {result.info['primal_solves']} in primal coordinates; process peak "
+                 f"systems in pair and {result.info['primal_solves']} in primal coordinates and "
+                 f"{result.info['finish_solves']} of the exact finish; process peak "
                  f"{_peak_mb():.0f} MB")
     return lines
 

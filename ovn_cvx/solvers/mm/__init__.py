@@ -149,7 +149,8 @@ def _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b) -> SolveResult:
                          "'pair' or 'primal' form, or an explicit feature map (kernel_approximation)")
     run, stop = solve_matrix_free(problem, gap_tol=gap_tol, max_iter=max_iter, warm_coef=warm_coef, warm_b=warm_b)
     info = {"finish": "newton-cg", "stop": stop, "eps": run.eps, "cg_iterations": run.cg_iterations,
-            "extrapolations": run.extrapolations, "pair_solves": run.pair_solves, "primal_solves": run.primal_solves}
+            "extrapolations": run.extrapolations, "pair_solves": run.pair_solves, "primal_solves": run.primal_solves,
+            "finish_solves": run.finish_solves}
     point, bound = run.best
     status = _verdict(bound, gap_tol, hit_limit=stop == "max_iter")
     return _result(problem, run, point.W, point.b, bound, gap_tol, status, run.iterations, info, run.history)

@@ -73,6 +73,22 @@ def free_limit(problem: Problem) -> int:
     return min(len(problem.pairs), max(2 * problem.n_classes * (d + 1), 500))
 
 
+def active_set_move(sets: np.ndarray, mu: np.ndarray, c: np.ndarray, r: np.ndarray, tol: float,
+                    r_tol: float) -> np.ndarray | None:
+    """One primal–dual active-set move (docs/theory.md §9.5): margin pairs whose μ_p left [0, c_p] (relative
+    ``tol``) leave S (μ_p < 0 to I, μ_p > c_p to V), V and I pairs whose r_p has the wrong sign (beyond ``r_tol``)
+    join it. The new partition, or None when no pair moves."""
+    S = np.flatnonzero(sets == IN_S)
+    low = S[mu[S] < -tol * c[S]]
+    high = S[mu[S] > c[S] * (1.0 + tol)]
+    wrong = np.flatnonzero(((sets == IN_V) & (r < -r_tol)) | ((sets == IN_I) & (r > r_tol)))
+    if not (low.size or high.size or wrong.size):
+        return None
+    sets = sets.copy()
+    sets[low], sets[high], sets[wrong] = IN_I, IN_V, IN_S
+    return sets
+
+
 def polish_partition(problem: Problem, operator: GramOperator, sets: np.ndarray, reference: float, *,
                      iterate_b: np.ndarray | None = None, iterate_mu: np.ndarray | None = None,
                      max_rounds: int = 10, tol: float = 1e-9) -> PolishOutcome:
@@ -135,9 +151,7 @@ def polish_partition(problem: Problem, operator: GramOperator, sets: np.ndarray,
         F = operator.apply(mu) + b
         r_new = 1.0 - y * F[sample, label]
         r_tol = tol * max(1.0, float(np.abs(F).max()))
-        low = S[mu[S] < -tol * c[S]]
-        high = S[mu[S] > c[S] * (1.0 + tol)]
-        wrong = np.flatnonzero(((sets == IN_V) & (r_new < -r_tol)) | ((sets == IN_I) & (r_new > r_tol)))
+        moved = active_set_move(sets, mu, c, r_new, tol, r_tol)
         mass = np.bincount(label, weights=y * mu, minlength=K)
         m = float(mass.mean())
         b_stat = abs(float(b.sum())) if problem.hard_b else abs(m - gamma2 * float(b.sum()))
@@ -153,16 +167,15 @@ def polish_partition(problem: Problem, operator: GramOperator, sets: np.ndarray,
         m_tol = tol * max(1.0, float(np.abs(mass).max()), float(np.abs(b).max()))
         consistent = (certificate["mass_spread"] <= m_tol and b_stat <= m_tol
                       and np.all(np.abs(r_new[S]) <= r_tol))
-        if consistent and not (low.size or high.size or wrong.size):
+        if consistent and moved is None:
             coef = operator.coef(mu)
             value = objective(problem, coef, b, r_new)
             if value <= reference + 1e-12 * max(1.0, abs(reference)):
                 return PolishOutcome(True, rounds, "certified", coef, b, value, certificate, mu)
             reason = "objective above the MM iterate"
             break
-        if not (low.size or high.size or wrong.size):
+        if moved is None:
             reason = "inconsistent system"
             break
-        sets = sets.copy()
-        sets[low], sets[high], sets[wrong] = IN_I, IN_V, IN_S
+        sets = moved
     return PolishOutcome(False, rounds, reason, certificate=certificate)
