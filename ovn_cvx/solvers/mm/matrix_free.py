@@ -56,6 +56,8 @@ STAGE_MAX_ITER = 50
 MAX_HALVINGS = 40
 #: the highest degree of the extrapolation in ε to 0 (through up to this many + 1 of the last stages)
 EXTRAPOLATION_ORDER = 2
+#: the smallest diagonal entry of the pair system's bias preconditioner, relative to its largest
+SCHUR_FLOOR = 1e-12
 #: the exact finish: active-set rounds, and the relative tolerance of its box and sign tests
 FINISH_ROUNDS = 10
 FINISH_TOL = 1e-9
@@ -235,9 +237,13 @@ class BandPairSystem:
         diagonal_C = coupled_inverse(problem, np.eye(self.K)).diagonal()
         self.diag_t = self.inverse_kappa + row_squares[band] * diagonal_C[self.band.label]
         schur = self.damping + np.bincount(self.band.label, weights=1.0 / self.diag_t, minlength=self.K)
-        # the preconditioner must stay definite: a class without band pairs at ε = 0 gets the others' mean (or 1)
+        # the preconditioner must stay definite: a class without band pairs at ε = 0 gets the others' mean (or 1),
+        # and entries that vanish in round-off beside the rest (C = P⁻¹ huge near α = −1/(K−1): 1/diag_t ~ 1e-18
+        # beside 2γ measured, a singular B + 2γ11ᵀ) are raised to a floor
         filler = schur.sum() / np.count_nonzero(schur) if schur.any() else 1.0
-        schur = np.diag(np.where(schur > 0, schur, filler))
+        schur = np.where(schur > 0, schur, filler)
+        floor = SCHUR_FLOOR * (schur.max() + (0.0 if problem.hard_b else 2.0 * problem.bias_penalty * self.K))
+        schur = np.diag(np.maximum(schur, floor))
         if problem.hard_b:
             centre = np.eye(self.K) - 1.0 / self.K
             self.inverse_schur = np.linalg.pinv(centre @ schur @ centre, hermitian=True)
