@@ -17,6 +17,8 @@ import numpy as np
 from .objective import constraint_violation, objective
 from .problem import Problem
 
+EPS = np.finfo(np.float64).eps
+
 
 @dataclass(frozen=True)
 class GapBound:
@@ -82,7 +84,8 @@ def feasible_dual(problem: Problem, mu) -> np.ndarray:
 
 def dual_value(problem: Problem, mu: np.ndarray) -> float:
     """D(μ) = Σ_p μ_p − ½ tr(P⁺ Mᵀ G M) [− m²/(4γ)] for a dual-feasible μ (docs/theory.md §6), with the exact G (X Xᵀ
-    for linear problems, never formed), so that the bound holds for the problem as stated."""
+    for linear problems, never formed), so that the bound holds for the problem as stated — less a bound on the
+    round-off of computing it (docs/theory.md §6, "Round-off"), which P⁺ amplifies near either end of α's interval."""
     pairs = problem.pairs
     nonzero = np.flatnonzero(mu)
     support, row = np.unique(pairs.sample[nonzero], return_inverse=True)
@@ -90,22 +93,48 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
     np.add.at(M, (row, pairs.label[nonzero]), pairs.sign[nonzero] * mu[nonzero])
     # P⁺ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or Π (hard w): the centred and the mean part of M separately, each a
     # sum of squares, never a difference of two large numbers (features of scale 1e6 put ~1e9 in both classes'
-    # columns of XᵀM, and their difference is what counts)
+    # columns of XᵀM, and their difference is what counts); each row of a part within `slack` of the exact one
     K, alpha = problem.n_classes, problem.alpha
-    parts = [(M - M.mean(axis=1, keepdims=True), 1.0 if problem.hard_w else 1.0 / (1.0 - alpha))]
+    size = np.abs(M).sum(axis=1)
+    parts = [(M - M.mean(axis=1, keepdims=True), 1.0 if problem.hard_w else 1.0 / (1.0 - alpha), (K + 1) * EPS * size)]
     if not problem.hard_w:
-        parts.append((M.sum(axis=1, keepdims=True), 1.0 / (K * (1.0 + (K - 1) * alpha))))
+        parts.append((M.sum(axis=1, keepdims=True), 1.0 / (K * (1.0 + (K - 1) * alpha)), K * EPS * size))
     block = problem.gram[np.ix_(support, support)] if problem.is_kernel else problem.X[support].T
-    quadratic = 0.0
-    for part, weight in parts:
-        if problem.is_kernel:
-            quadratic += weight * float(np.sum(part * (block @ part)))
-        else:
-            quadratic += weight * float(np.sum((block @ part) ** 2))
-    value = float(mu.sum()) - 0.5 * quadratic
+    quadratic = error = 0.0
+    for part, weight, slack in parts:
+        value, value_error = _quadratic(block, part, slack, problem.is_kernel)
+        quadratic += weight * value
+        error += weight * value_error
+    total = float(mu.sum())
+    value = total - 0.5 * quadratic
+    error = 0.5 * error + EPS * (mu.size * total + 0.5 * quadratic)
     if not problem.hard_b and problem.bias_penalty > 0:
-        value -= float(_class_masses(problem, mu).mean()) ** 2 / (4.0 * problem.bias_penalty)
-    return value
+        m = float(_class_masses(problem, mu).mean())
+        m_error = mu.size * EPS * total
+        value -= m * m / (4.0 * problem.bias_penalty)
+        error += (2.0 * abs(m) * m_error + m_error * m_error + EPS * m * m) / (4.0 * problem.bias_penalty)
+    return value - error
+
+
+def _quadratic(block, part, slack, kernel: bool) -> tuple[float, float]:
+    """(q, e): q as computed — Σ(Bp)² for linear problems (B = X_Sᵀ), Σ p∘(Gp) for kernel ones (G = G_SS) — and
+    e ≥ |q − q*|, q* the same quantity of the exact part p*, whose rows differ from ``part`` by at most ``slack``.
+    The product's own rounding is bounded by n·eps·|B||p| (n terms per entry), the sums of squares' by their number
+    of terms times eps: the standard worst-case bounds, whatever the summation order."""
+    n = part.shape[0]
+    delta = np.broadcast_to(slack[:, None], part.shape)
+    product = block @ part
+    if kernel:
+        # p̂ᵀGp̂ − p*ᵀGp* = 2δᵀGp̂ − δᵀGδ with |δ| ≤ slack, and Gp̂ computed within n·eps·|G||p̂|
+        reach = abs(block) @ np.hstack([np.abs(part), delta])
+        size, shift = reach[:, :part.shape[1]], reach[:, part.shape[1]:]
+        value = float(np.sum(part * product))
+        return value, float(n * EPS * np.sum(np.abs(part) * size) + np.sum(delta * shift)
+                            + 2.0 * np.sum(delta * (np.abs(product) + n * EPS * size))
+                            + part.size * EPS * np.sum(np.abs(part * product)))
+    reach = abs(block) @ (delta + n * EPS * np.abs(part))  # bounds |computed Bp̂ − Bp*| entrywise
+    value = float(np.sum(product * product))
+    return value, float(np.sum(reach * (2.0 * np.abs(product) + reach)) + product.size * EPS * value)
 
 
 def gap_bound(problem: Problem, coef, b, mu, *, primal: float | None = None) -> GapBound:

@@ -3,6 +3,7 @@
 Clarabel and ECOS objectives (any feasible point's objective is ≥ F*, so F − F_ref ≤ F − F* ≤ bound must hold
 whatever the reference's own accuracy), the linear form of a precomputed linear Gram, and hand-made optima."""
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -11,8 +12,9 @@ from hypothesis import strategies as st
 
 import ovn_cvx
 from ovn_cvx import Problem, alpha_interval
-from ovn_cvx.duality import project_hard_constraints
+from ovn_cvx.duality import dual_value, feasible_dual, project_hard_constraints
 from ovn_cvx.kkt import kkt_certificate
+from ovn_cvx.objective import regularizer
 
 TIGHT = {"solver": "CLARABEL", "tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12, "max_iter": 500}
 
@@ -210,6 +212,78 @@ def test_matrix_free_near_the_lower_alpha_end():
     p = Problem.from_labels(X, np.array([0, 1]), "SwSb", alpha=alpha_interval(2)[0] + 1e-8, beta=0.01,
                             bias_penalty=0.1)
     assert_sound(ovn_cvx.solve(p, "mm", form="matrix-free"), best_reference(p))
+
+
+def _exact_dual(problem, mu):
+    """D(μ) of docs/theory.md §6 in exact rational arithmetic on the float inputs (linear problems)."""
+    K, a, pairs = problem.n_classes, Fraction(problem.alpha), problem.pairs
+    M = {}
+    for p in range(len(mu)):
+        key = (int(pairs.sample[p]), int(pairs.label[p]))
+        M[key] = M.get(key, Fraction(0)) + int(pairs.sign[p]) * Fraction(mu[p])
+    quadratic = Fraction(0)
+    for column in problem.X.T:
+        q = [sum((Fraction(x) * M.get((i, k), Fraction(0)) for i, x in enumerate(column)), Fraction(0))
+             for k in range(K)]
+        total = sum(q, Fraction(0))
+        centred = sum(((v - total / K) ** 2 for v in q), Fraction(0))
+        quadratic += centred if problem.hard_w else centred / (1 - a) + total * total / (K * (1 + (K - 1) * a))
+    value = sum((Fraction(m) for m in mu), Fraction(0)) - quadratic / 2
+    if not problem.hard_b and problem.bias_penalty > 0:
+        masses = [Fraction(0)] * K
+        for p in range(len(mu)):
+            masses[int(pairs.label[p])] += int(pairs.sign[p]) * Fraction(mu[p])
+        value -= (sum(masses, Fraction(0)) / K) ** 2 / (4 * Fraction(problem.bias_penalty))
+    return value
+
+
+def test_dual_value_never_exceeds_the_exact_dual():
+    """The bound's dual value carries its own round-off allowance (docs/theory.md §6): near either end of α's
+    interval P⁺ amplifies the rounding of M's parts (measured without the allowance: 174 of these 300 computed
+    values above the exact D, one by 2.4e4). Against exact rational arithmetic: never above, and at most 1e-10
+    (relative) below."""
+    rng = np.random.default_rng(1)
+    for trial in range(300):
+        K, N, M = int(rng.integers(2, 5)), int(rng.integers(4, 8)), int(rng.integers(1, 4))
+        X = rng.normal(size=(N, M)) * 10.0 ** rng.choice([-6, 0, 6], size=M)
+        lo, hi = alpha_interval(K)
+        variant, alpha = (("SwSb", lo + 1e-8), ("SwHb", hi - 1e-8), ("HwSb", 0.0))[trial % 3]
+        problem = Problem.from_labels(X, np.arange(N) % K, variant, alpha=alpha,
+                                      beta=float(10.0 ** rng.integers(-2, 7)), bias_penalty=0.1)
+        mu = feasible_dual(problem, rng.uniform(0, 1, len(problem.cost)) * problem.cost)
+        exact, computed = _exact_dual(problem, mu), Fraction(dual_value(problem, mu))
+        assert computed <= exact, trial
+        assert float(exact - computed) <= 1e-10 * max(1.0, abs(float(exact))), trial
+
+
+def test_regularizer_is_exact_near_the_alpha_ends():
+    """R = ½ tr(W P Wᵀ) as two squares (docs/theory.md §6): W large along the direction P nearly annihilates
+    (α = −1/(K−1) + 1e-8: the class mean) cancelled in the direct form (4e-5 of round-off in R = 1.4e5,
+    measured); against exact rational arithmetic."""
+    rng = np.random.default_rng(0)
+    for alpha in (alpha_interval(4)[0] + 1e-8, alpha_interval(4)[1] - 1e-8):
+        p = Problem.from_labels(rng.normal(size=(8, 3)), np.arange(8) % 4, "SwSb", alpha=alpha)
+        along = np.ones(4) if alpha < 0 else np.array([1.0, -1.0, 0.5, -0.5])  # P's small-eigenvalue direction
+        W = 1e6 * rng.normal(size=(3, 1)) * along + rng.normal(size=(3, 4))
+        a = Fraction(alpha)
+        exact = sum(((1 - a) * sum(Fraction(v) ** 2 for v in row) + a * sum((Fraction(v) for v in row), Fraction(0))
+                     ** 2 for row in W), Fraction(0)) / 2
+        assert abs(Fraction(regularizer(p, W)) - exact) <= Fraction(1e-13) * exact
+
+
+def test_bound_holds_near_the_lower_alpha_end_with_a_huge_hinge_weight():
+    """Found by the matrix-free adversarial search: SwHb, K = 4, α = −1/3 + 1e-8, β = 1e6, features of scale 1e-7
+    (W ~ 1e6 along the class mean): the objective's direct form lost 4e-5 (the structured forms) and 6.6e-4 (the
+    matrix-free form's own evaluation) to cancellation — F below its true value, the bound 4e-5 against a true
+    gap of at least 2.5e-4. Now both forms agree with the reference and their bounds hold."""
+    X = np.array([[5.532605888887388e-07], [-5.7989987866526184e-08], [4.314941677088505e-07],
+                  [9.099212170226342e-07]]) @ np.ones((1, 2))
+    p = Problem.from_labels(X, np.arange(4), "SwHb", alpha=alpha_interval(4)[0] + 1e-8, beta=1e6, bias_penalty=0.1)
+    reference = best_reference(p)
+    for form in ("auto", "matrix-free"):
+        result = ovn_cvx.solve(p, "mm", form=form)
+        assert result.objective == pytest.approx(ovn_cvx.objective(p, result.coef, result.b), rel=1e-14)
+        assert_sound(result, reference)
 
 
 # --- the adversarial search ----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...duality import GapBound, gap_bound, project_hard_constraints
+from ...objective import coupled_square
 from ...problem import Pairs, Problem
 from .common import State, smoothed_hinge, state_objective
 from .polish import IN_I, IN_S, IN_V, active_set_move, free_limit, partition
@@ -340,21 +341,24 @@ def conjugate_gradient(hessian: BandHessian, rhs: np.ndarray, rtol: float, max_i
     if rz <= 0:  # rhs is round-off outside the subspace
         return x, 0
     target = rtol * np.sqrt(rhs @ rhs)
-    for iteration in range(1, max_iter + 1):
-        Hd = hessian.apply(direction)
-        curvature = direction @ Hd
-        if curvature <= 0:
-            return x, iteration
-        step = rz / curvature
-        x += step * direction
-        residual -= step * Hd
-        if np.sqrt(residual @ residual) <= target:
-            return x, iteration
-        z = hessian.precondition(residual)
-        rz, previous = residual @ z, rz
-        if rz <= 0:
-            return x, iteration
-        direction = z + (rz / previous) * direction
+    # overflows and zero curvature (features of scale 1e6, α at its end) end the solve as a breakdown does: the step
+    # so far, judged by the caller
+    with np.errstate(all="ignore"):
+        for iteration in range(1, max_iter + 1):
+            Hd = hessian.apply(direction)
+            curvature = direction @ Hd
+            step = rz / curvature
+            trial, residual_trial = x + step * direction, residual - step * Hd
+            if not (0 < curvature < np.inf and np.isfinite(trial).all() and np.isfinite(residual_trial).all()):
+                return x, iteration
+            x, residual = trial, residual_trial
+            if np.sqrt(residual @ residual) <= target:
+                return x, iteration
+            z = hessian.precondition(residual)
+            rz, previous = residual @ z, rz
+            if not 0 < rz < np.inf:
+                return x, iteration
+            direction = z + (rz / previous) * direction
     return x, max_iter
 
 
@@ -384,7 +388,9 @@ def minres(system: BandPairSystem, rhs: np.ndarray, rtol: float, max_iter: int) 
         delta = cs * dbar + sn * alpha
         gbar = sn * dbar - cs * alpha
         epsilon, dbar = sn * beta, -cs * beta
-        gamma = max(float(np.hypot(gbar, beta)), np.finfo(float).tiny)
+        # floored at machine epsilon as scipy's minres does (a singular breakdown, gbar = beta = 0, then leaves x
+        # unchanged: phi = 0); the smallest normal float made w overflow (measured)
+        gamma = max(float(np.hypot(gbar, beta)), np.finfo(float).eps)
         cs, sn = gbar / gamma, beta / gamma
         phi, phibar = cs * phibar, sn * phibar
         w1, w2 = w2, w
@@ -451,7 +457,7 @@ class NewtonCG:
         return Point(W, b, u, 1.0 - self.sign * (u + b[self.label]))
 
     def _state(self, point: Point) -> State:
-        reg = 0.5 * float(np.sum(coupled(self.problem, point.W) * point.W))
+        reg = 0.5 * coupled_square(self.problem, point.W)
         return State(None, point.r, reg, point.b)
 
     def exact(self, point: Point) -> float:
