@@ -1,6 +1,8 @@
 """The matrix-free form (docs/theory.md §9.11) against the CVXPY reference: every variant, multiclass and
 multilabel (with sample weights, an unlabeled row and a −1 entry), the soundness of its proven bound, warm starts,
 the automatic choice, and the ε extrapolation on a hand-made path."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -313,6 +315,28 @@ def test_minres_solves_an_indefinite_system():
     np.testing.assert_allclose(x, np.linalg.solve(A, rhs), rtol=1e-8, atol=1e-10)
     _, used = minres(System, rhs, 1e-12, 3)
     assert used == 3
+
+
+def test_krylov_breakdowns_end_the_solve_without_overflow():
+    """An overflowing curvature (CG) and a singular breakdown (MINRES: A = 0, a large preconditioner) end the solve
+    with the step so far, finite and without a floating-point warning (the adversarial search met both on column
+    scales 1e±6: overflows, then NaN steps; MINRES's rotation floored at the smallest normal float overflowed)."""
+    from ovn_cvx.solvers.mm.matrix_free import conjugate_gradient, minres
+
+    class Overflowing:
+        apply = staticmethod(lambda x: x * 1e300)
+        precondition = staticmethod(lambda x: x.copy())
+
+    class Singular:
+        apply = staticmethod(lambda x: np.zeros_like(x))
+        precondition = staticmethod(lambda x: x * 1e20)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x, used = conjugate_gradient(Overflowing, np.full(2, 1e10), 1e-10, 10)
+        assert used == 1 and np.array_equal(x, np.zeros(2))
+        x, used = minres(Singular, np.ones(2), 1e-10, 10)
+        assert used == 1 and np.isfinite(x).all()
 
 
 def test_stage_ends_at_the_smoothed_minimizer():
