@@ -95,10 +95,11 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
     # sum of squares, never a difference of two large numbers (features of scale 1e6 put ~1e9 in both classes'
     # columns of XᵀM, and their difference is what counts); each row of a part within `slack` of the exact one
     K, alpha = problem.n_classes, problem.alpha
-    size = np.abs(M).sum(axis=1)
-    parts = [(M - M.mean(axis=1, keepdims=True), 1.0 if problem.hard_w else 1.0 / (1.0 - alpha), (K + 1) * EPS * size)]
+    magnitude = np.abs(M).sum(axis=1)
+    parts = [(M - M.mean(axis=1, keepdims=True), 1.0 if problem.hard_w else 1.0 / (1.0 - alpha),
+              (K + 1) * EPS * magnitude)]
     if not problem.hard_w:
-        parts.append((M.sum(axis=1, keepdims=True), 1.0 / (K * (1.0 + (K - 1) * alpha)), K * EPS * size))
+        parts.append((M.sum(axis=1, keepdims=True), 1.0 / (K * (1.0 + (K - 1) * alpha)), K * EPS * magnitude))
     block = problem.gram[np.ix_(support, support)] if problem.is_kernel else problem.X[support].T
     quadratic = error = 0.0
     for part, weight, slack in parts:
@@ -127,10 +128,10 @@ def _quadratic(block, part, slack, kernel: bool) -> tuple[float, float]:
     if kernel:
         # p̂ᵀGp̂ − p*ᵀGp* = 2δᵀGp̂ − δᵀGδ with |δ| ≤ slack, and Gp̂ computed within n·eps·|G||p̂|
         reach = abs(block) @ np.hstack([np.abs(part), delta])
-        size, shift = reach[:, :part.shape[1]], reach[:, part.shape[1]:]
+        of_part, of_delta = reach[:, :part.shape[1]], reach[:, part.shape[1]:]  # |G||p̂| and |G|δ
         value = float(np.sum(part * product))
-        return value, float(n * EPS * np.sum(np.abs(part) * size) + np.sum(delta * shift)
-                            + 2.0 * np.sum(delta * (np.abs(product) + n * EPS * size))
+        return value, float(n * EPS * np.sum(np.abs(part) * of_part) + np.sum(delta * of_delta)
+                            + 2.0 * np.sum(delta * (np.abs(product) + n * EPS * of_part))
                             + part.size * EPS * np.sum(np.abs(part * product)))
     reach = abs(block) @ (delta + n * EPS * np.abs(part))  # bounds |computed Bp̂ − Bp*| entrywise
     value = float(np.sum(product * product))

@@ -98,12 +98,13 @@ def learn_rule(F, Y, scoring: str = "jaccard", *, paper: DecisionRule = Decision
 
     best = {}
     consider("paper", paper)
+    searched = F[:, labels]
+    thresholds = _candidates(searched)
     for fallback in (True, False):
-        for t in _candidates(F[:, labels]):
+        for t in thresholds:
             consider("global threshold", DecisionRule(float(t), fallback=fallback))
     for m in range(1, labels.size + 1):
         consider("top-m", DecisionRule(top=m))
-    searched = F[:, labels]
     gaps = F.max(axis=1, keepdims=True) - searched
     for g in _candidates(gaps[searched > -np.finfo(np.float64).max])[:-1]:  # not the "every label" gap
         consider("score-gap", DecisionRule(gap=float(g)))
