@@ -22,10 +22,10 @@ per outer-split seed (``--seeds``; the inner split uses seed + 1). Every model i
 (fitted inside each fold). Multilabel sets: Mulan train + test together (``--part train``: the train part alone;
 ``--max-rows n``: a set above n rows subsampled to n, seed 0); multiclass: the whole set. Settings: OvN (SwHb, MM, α
 = 0) with the paper's rule, with ``decision_rule="cv"`` (``rule_scoring="jaccard"``, the reported metric;
-``--rule-cv`` internal folds), the same with ``rule_selection="one_se"``, with ``negatives="rest"``, with negatives
-and the learned rule, with negatives and uncoupled biases (SwSb, ``bias_penalty=0``); binary relevance /
-one-vs-rest ``OneVsRestClassifier(SVC)``; Crammer–Singer ``LinearSVC`` (multiclass, linear). A 1-D target is
-always predicted by the argmax, so multiclass runs no learned-rule setting.
+``--rule-cv`` internal folds; the default ``rule_selection="cv"``), the same with ``rule_selection="one_se"``, with
+``negatives="rest"``, with negatives and the learned rule, with negatives and uncoupled biases (SwSb,
+``bias_penalty=0``); binary relevance / one-vs-rest ``OneVsRestClassifier(SVC)``; Crammer–Singer ``LinearSVC``
+(multiclass, linear). A 1-D target is always predicted by the argmax, so multiclass runs no learned-rule setting.
 Grid (``NESTED_GRID``, the same for every method): β (OvN) = 2·C (scikit-learn) over every second value of
 ``Grid``'s β axis, in multiples of 1/κ₀ as the reproduction's (``reference_kernel_scale``: a linear kernel on M
 standardized features has K(x, x) ≈ M, so an absolute β = 1/8 would leave C·M ≥ 4.5 on 72 features), σ/σ₀ over
@@ -276,7 +276,8 @@ def nested_report(rows, summary, targets, agreement, machine, command, seconds, 
              f"- Data (rows × features): {sizes}.",
              "- Protocol: nested CV, 3 outer × 3 inner folds (KFold for label sets, StratifiedKFold for classes, "
              "shuffled; outer seed s, inner seed s + 1), StandardScaler inside the pipeline; OvN SwHb with MM, "
-             f"α = 0; the learned rule: `decision_rule=\"cv\", rule_scoring=\"jaccard\", rule_cv={rule_cv}`.",
+             f"α = 0; the learned rule: `decision_rule=\"cv\", rule_scoring=\"jaccard\", rule_cv={rule_cv}` and the "
+             "default `rule_selection=\"cv\"` (the family chosen on held-out rows; \"OvN cv 1-SE\": `\"one_se\"`).",
              f"- Grid, the same for every method: β·κ₀ = {list(NESTED_GRID.beta)} (scikit-learn C·κ₀ = β·κ₀/2 = "
              f"{[b / 2 for b in NESTED_GRID.beta]}; κ₀ = mean K(x, x) on the standardized set: 1 for RBF, the "
              f"number of features for linear, as in the reproduction); RBF σ/σ₀ = {grid['sigma/sigma0']} "

@@ -28,16 +28,12 @@ from sklearn.utils.validation import _check_sample_weight, check_array, check_is
 
 from ._validation import naming
 from .kernels import NAMED_KERNELS, resolve_gamma
-from .labels import TIE_TOL, DecisionRule, label_indicator, predict_labels
+from .labels import NEVER, TIE_TOL, DecisionRule, label_indicator, predict_labels
 from .objective import residuals, training_decision
 from .problem import VARIANTS, Problem
 from .rules import SCORERS, SELECTIONS, learn_rule
 from .solve import solve
 from .solvers.mm import blas_controller
-
-#: decision value of a label that never occurs positively in the training data: the most negative finite
-#: float, so it is below every threshold and never the argmax, yet scikit-learn's metrics accept it.
-NEVER = -np.finfo(np.float64).max
 
 #: a label's training decision values must vary by more than this (on the margin scale 1) for it not to count as
 #: degenerate (w_k ≈ 0, f_k ≈ b_k everywhere; docs/theory.md §3.4 and §5); all labels degenerate: the trivial solution
@@ -120,14 +116,19 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Multilabel only (1-D ``y`` is always predicted by the argmax). ``"paper"``: ``threshold`` and
         ``fallback``. ``"cv"``: a rule learned in ``fit`` from out-of-fold decision values (docs/theory.md §5.1):
         the paper's rule, one global threshold, per-label thresholds (each with and without the argmax
-        fallback), the top m labels or the labels within a score gap of the row's largest value, whichever scores
-        best by ``rule_scoring``.
+        fallback), the top m labels, the labels within a score gap of the row's largest value, or (``rule_scoring``
+        "jaccard" or "hamming") the label set of largest expected score under Platt-calibrated per-label
+        probabilities, whichever family ``rule_selection`` picks by ``rule_scoring``.
     rule_scoring : {"jaccard", "f1_micro", "f1_macro", "hamming"}, default="jaccard"
         The metric ``decision_rule="cv"`` maximizes (example-based Jaccard, F1, 1 − Hamming loss).
-    rule_selection : {"best", "one_se"}, default="best"
-        ``decision_rule="cv"``: keep the family of rules that scores best, or (``"one_se"``, the one-standard-error
-        rule) the simplest family (paper, global threshold, top-m, score-gap, per-label thresholds) whose score is
-        within one standard error of the best, the error from the best rule's scores on the ``rule_cv`` folds.
+    rule_selection : {"cv", "best", "one_se"}, default="cv"
+        ``decision_rule="cv"``: how the family of rules is chosen. ``"cv"``: by its held-out score — the rows of
+        each ``rule_cv`` fold predicted by the families' best rules searched on the other folds' rows (no refit:
+        the same out-of-fold values), so that a family is not preferred for how well its search fits the rows it
+        was tuned on; ``"best"``: the family whose best rule scores highest on all the values; ``"one_se"`` (the
+        one-standard-error rule): the simplest family (paper, global threshold, top-m, score-gap, expected score,
+        per-label thresholds) whose score is within one standard error of the best, the error from the best
+        rule's scores on the ``rule_cv`` folds. The chosen family's best rule on all the values is kept.
     rule_cv : int or cross-validation splitter, default=5
         The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
         random_state=0)``; both use the same out-of-fold decision values.
@@ -182,7 +183,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     rule_ : DecisionRule
         ``decision_rule="cv"`` with an indicator matrix only: the learned rule (``rule_.predict(F)``).
     rule_scores_ : dict
-        ``decision_rule="cv"`` with an indicator matrix only: the best out-of-fold score of each family of rules.
+        ``decision_rule="cv"`` with an indicator matrix only: the score of each family of rules that
+        ``rule_selection`` compared (held-out for "cv", else its best rule's on all out-of-fold values).
     calibrators_ : list
         ``probability=True`` only: the fitted calibrator of each fitted label (binary: one, of class 1).
 
@@ -212,7 +214,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, variant="SwHb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
                  beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", negatives="none",
-                 decision_rule="paper", rule_scoring="jaccard", rule_selection="best", rule_cv=5, probability=False,
+                 decision_rule="paper", rule_scoring="jaccard", rule_selection="cv", rule_cv=5, probability=False,
                  calibration="sigmoid", tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None,
                  kernel_approximation=None, n_components=100, n_landmarks=None, random_state=None):
         self.variant = variant

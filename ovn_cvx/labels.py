@@ -12,6 +12,10 @@ from ._validation import encode_labels
 #: exactly on the threshold at the optimum (docs/theory.md §5), so without a tolerance the solver's last digits decide.
 TIE_TOL = 1e-6
 
+#: decision value of a label that never occurs positively in the (fold's) training data: the most negative finite
+#: float, so it is below every threshold and never the argmax, yet scikit-learn's metrics accept it.
+NEVER = -np.finfo(np.float64).max
+
 
 def label_indicator(y, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     """(classes, Y) of 1-D labels ``y``: the sorted distinct labels and the N×K float 0/1 matrix with
@@ -50,30 +54,100 @@ def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True,
     return np.where(labels.any(axis=1, keepdims=True), labels, top_label)
 
 
+#: the metrics an expected-score rule maximizes, as the score u(a, b, m, K) of a row whose predicted set has m labels of
+#: which a are true, with b true labels outside it, K labels in all: example-based Jaccard a / (m + b) (1 when
+#: nothing is true or predicted) and the share of labels right, 1 − ((m − a) + b) / K (1 − Hamming loss)
+UTILITIES = {
+    "jaccard": lambda a, b, m, K: np.where(m + b > 0, a / np.maximum(m + b, 1), 1.0),
+    "hamming": lambda a, b, m, K: 1.0 - ((m - a) + b) / K,
+}
+
+
+def _with_bernoulli(pmf, p):
+    """The distribution of a count (n × c: P(count = j) per row) after one more independent Bernoulli(p) per row."""
+    out = np.zeros((pmf.shape[0], pmf.shape[1] + 1))
+    out[:, :-1] = pmf * (1.0 - p)[:, None]
+    out[:, 1:] += pmf * p[:, None]
+    return out
+
+
+def expected_best_labels(P, utility: str = "jaccard", fallback: bool = True) -> np.ndarray:
+    """The label set of each row of P (n×K, P(label k) per row) with the largest expected ``utility`` (a key of
+    ``UTILITIES``) when the labels are independent with those probabilities (docs/theory.md §5.1): the set is the
+    m most probable labels for the best m (a swap of a less probable label in the set for a more probable one outside
+    never lowers a utility that rises with a and falls with b), and the expectation is exact, from the two
+    Poisson-binomial distributions of a and b — O(K³) a row. ``fallback``: at least one label, the expectation taken
+    given at least one true label. Ties go to the smaller set."""
+    P = np.clip(np.asarray(P, dtype=np.float64), 0.0, 1.0)
+    n, K = P.shape
+    order = np.argsort(-P, axis=1, kind="stable")
+    sorted_p = np.take_along_axis(P, order, axis=1)
+    outside = [np.ones((n, 1))]  # outside[j]: the count of true labels among the K − j least probable
+    for j in range(K - 1, -1, -1):
+        outside.append(_with_bernoulli(outside[-1], sorted_p[:, j]))
+    outside.reverse()
+    u = UTILITIES[utility]
+    best_value, best_m = np.full(n, -np.inf), np.zeros(n, dtype=int)
+    inside = np.ones((n, 1))  # the count of true labels among the m most probable
+    for m in range(K + 1):
+        a, b = np.arange(m + 1)[:, None], np.arange(K - m + 1)[None, :]
+        scores = u(a, b, m, K)
+        value = np.einsum("na,ab,nb->n", inside, scores, outside[m])
+        if fallback:  # given a nonempty truth: the common factor 1 / (1 − P(empty)) does not move the argmax
+            value -= inside[:, 0] * outside[m][:, 0] * scores[0, 0]
+        better = value > best_value + 1e-12 if m > 0 or not fallback else np.zeros(n, dtype=bool)
+        best_value, best_m = np.where(better, value, best_value), np.where(better, m, best_m)
+        if m < K:
+            inside = _with_bernoulli(inside, sorted_p[:, m])
+    chosen = np.zeros((n, K), dtype=bool)
+    np.put_along_axis(chosen, order, np.arange(K)[None, :] < best_m[:, None], axis=1)
+    return chosen
+
+
 @dataclass(frozen=True)
 class DecisionRule:
-    """A multilabel rule of :func:`predict_labels`: ``threshold`` (one number, or one per label), or the ``top``
+    """A multilabel rule: of :func:`predict_labels` — ``threshold`` (one number, or one per label), or the ``top``
     m labels of each row, or the labels within ``gap`` of the row's largest value (the score gap), and the argmax
-    ``fallback`` for a row with no label (moot for top-m and the score gap: the argmax is always in)."""
+    ``fallback`` for a row with no label (moot for top-m and the score gap: the argmax is always in) — or, with
+    ``calibration`` = (A, B), the expected-score rule: P(label k) = 1 / (1 + exp(A_k f_k + B_k)) (Platt's sigmoid;
+    B_k = +inf: never), then the set of largest expected ``utility`` (:func:`expected_best_labels`, with
+    ``fallback``: never empty)."""
 
     threshold: float | np.ndarray = 1.0
     top: int | None = None
     fallback: bool = True
     gap: float | None = None
+    calibration: tuple[np.ndarray, np.ndarray] | None = None
+    utility: str = "jaccard"
 
     def __post_init__(self):
-        if self.top is not None and self.gap is not None:
-            raise ValueError(f"a rule has top or gap, not both (top={self.top}, gap={self.gap})")
+        given = [name for name in ("top", "gap", "calibration") if getattr(self, name) is not None]
+        if len(given) > 1:
+            raise ValueError(f"a rule has at most one of top, gap and calibration, got {given}")
+        if self.utility not in UTILITIES:
+            raise ValueError(f"utility must be one of {sorted(UTILITIES)}, got {self.utility!r}")
 
     @property
     def kind(self) -> str:
-        """"top-m", "score-gap", "per-label thresholds" or "global threshold"."""
+        """"top-m", "score-gap", "expected score", "per-label thresholds" or "global threshold"."""
         if self.top is not None:
             return "top-m"
         if self.gap is not None:
             return "score-gap"
+        if self.calibration is not None:
+            return "expected score"
         return "per-label thresholds" if np.ndim(self.threshold) else "global threshold"
 
+    def probabilities(self, F) -> np.ndarray:
+        """The calibrated P(label k) of the expected-score rule on decision values F (n×K)."""
+        A, B = self.calibration
+        F = np.asarray(F, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # B = inf (a label never predicted): P = 0
+            P = 1.0 / (1.0 + np.exp(F * A + B))
+        return np.where(F > NEVER, P, 0.0)
+
     def predict(self, F) -> np.ndarray:
+        if self.calibration is not None:
+            return expected_best_labels(self.probabilities(F), self.utility, self.fallback)
         return predict_labels(F, multilabel=True, threshold=self.threshold, fallback=self.fallback, top=self.top,
                               gap=self.gap)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .labels import DecisionRule
+from sklearn.calibration import _SigmoidCalibration
+
+from .labels import NEVER, UTILITIES, DecisionRule
 
 
 def _counts(T, P, w):
@@ -52,83 +54,137 @@ N_CANDIDATES = 40
 def _candidates(values) -> np.ndarray:
     """Thresholds to try on ``values``: quantiles that are data values (not the ``NEVER`` of a label left out of a
     fit), and the largest float (never the label)."""
-    values = values[values > -np.finfo(np.float64).max]
+    values = values[values > NEVER]
     grid = np.quantile(values, np.linspace(0.0, 1.0, N_CANDIDATES), method="nearest") if values.size else []
     return np.append(np.unique(grid), np.finfo(np.float64).max)
 
 
-#: how the rule is chosen among the families' best: the highest score, or the one-standard-error rule
-SELECTIONS = ("best", "one_se")
+#: how the rule is chosen among the families' best: the highest score on the values it was learned on, the
+#: one-standard-error rule, or the highest held-out score (each fold's rows predicted by rules learned on the others)
+SELECTIONS = ("best", "one_se", "cv")
+#: the families in order of how many parameters are tuned to the score (ties go to the earlier): the expected-score
+#: rule's sigmoids are fitted by likelihood, not searched for the score
+FAMILIES = ("paper", "global threshold", "top-m", "score-gap", "expected score", "per-label thresholds")
 
 
 def learn_rule(F, Y, scoring: str = "jaccard", *, paper: DecisionRule = DecisionRule(), labels=None,
                sample_weight=None, selection: str = "best", folds=None) -> tuple[DecisionRule, dict[str, float]]:
     """The best rule on decision values F (n×K) for the labels Y (n×K, 1 = member) by ``scoring`` (a key of
-    ``SCORERS``), and the best score of each family.
+    ``SCORERS``), and the score of each family's best by which the families were compared.
 
-    The candidates, in order (a later one must score strictly higher to win, so ties go to the simpler rule):
-    ``paper``; one global threshold, with and without the argmax fallback; the top m labels, m = 1 … K (the
-    fallback is moot); the labels within a score gap g of the row's largest value (quantiles of the gaps; the
-    fallback is moot); per-label thresholds with and without the fallback, by coordinate ascent from the best
-    global threshold (two sweeps over the labels). Only the columns ``labels`` (default: all) are searched; the
-    others keep the global threshold.
+    The families (``FAMILIES``), each searched on the values for its best rule: ``paper``; one global threshold,
+    with and without the argmax fallback; the top m labels, m = 1 … K (the fallback is moot); the labels within a
+    score gap g of the row's largest value (quantiles of the gaps; the fallback is moot); for ``scoring`` "jaccard"
+    or "hamming", the expected-score rule (Platt's sigmoid per label fitted to the values, then the label set of
+    largest expected score, with and without the fallback, docs/theory.md §5.1); per-label thresholds with and
+    without the fallback, by coordinate ascent from the best global threshold (two sweeps over the labels). Only the
+    columns ``labels`` (default: all) are searched; the others keep the global threshold (never predicted by the
+    expected-score rule).
 
-    ``selection="one_se"`` (Breiman's one-standard-error rule) keeps instead the first family in that order (the
-    fewest free parameters first: none, one, one, one, one per label) whose best score is at least the overall best
-    score minus its standard error, std/sqrt(n) of the overall best rule's scores on the n groups of ``folds`` (the
-    internal fold of each row, required)."""
+    ``selection``: ``"best"``, the family whose best scores highest on these values (a later family must score
+    strictly higher); ``"one_se"`` (Breiman's one-standard-error rule), the first family whose best score is at least
+    the overall best minus its standard error, std/sqrt(n) of the overall best rule's scores on the n groups of
+    ``folds``; ``"cv"``, the family that scores highest on held-out rows: every group of ``folds`` predicted by the
+    families' best rules learned on the other groups, the pooled predictions scored — the search's optimism on the
+    rows it was tuned on (largest for per-label thresholds) does not count; the returned rule is the chosen family's
+    best on all rows. ``folds`` (the internal fold of each row) is required by "one_se" and "cv"."""
     if scoring not in SCORERS:
         raise ValueError(f"rule_scoring must be one of {sorted(SCORERS)}, got {scoring!r}")
     if selection not in SELECTIONS:
         raise ValueError(f"rule_selection must be one of {SELECTIONS}, got {selection!r}")
-    if selection == "one_se" and (folds is None or np.unique(folds).size < 2):
-        raise ValueError("rule_selection='one_se' needs folds: the internal fold of every row, at least 2 folds")
+    if selection != "best" and (folds is None or np.unique(folds).size < 2):
+        raise ValueError(f"rule_selection={selection!r} needs folds: the internal fold of every row, at least 2 folds")
     F = np.asarray(F, dtype=np.float64)
     truth = np.asarray(Y) == 1
     labels = np.arange(F.shape[1]) if labels is None else np.asarray(labels)
-    score_of = SCORERS[scoring]
-
-    def consider(family, rule):
-        """The rule's score and predictions; it becomes its family's best when it scores strictly higher."""
-        P = rule.predict(F)
-        value = score_of(truth, P, sample_weight)
-        if family not in best or value > best[family][0]:
-            best[family] = (value, rule)
-        return value, P
-
-    best = {}
-    consider("paper", paper)
-    searched = F[:, labels]
-    thresholds = _candidates(searched)
-    for fallback in (True, False):
-        for t in thresholds:
-            consider("global threshold", DecisionRule(float(t), fallback=fallback))
-    for m in range(1, labels.size + 1):
-        consider("top-m", DecisionRule(top=m))
-    gaps = F.max(axis=1, keepdims=True) - searched
-    for g in _candidates(gaps[searched > -np.finfo(np.float64).max])[:-1]:  # not the "every label" gap
-        consider("score-gap", DecisionRule(gap=float(g)))
-    start = best["global threshold"][1].threshold
-    for fallback in (True, False):
-        thresholds = np.full(F.shape[1], start)
-        current, P = consider("per-label thresholds", DecisionRule(thresholds.copy(), fallback=fallback))
-        for _ in range(2):
-            for k in labels:
-                # ties of the metric go to the threshold that gets more entries of label k right: a row without
-                # labels scores only once every label is right, which no single label's move can show
-                def right(P):
-                    return np.average(P[:, k] == truth[:, k], weights=sample_weight)
-                key = (current, right(P))
-                for t in _candidates(F[:, k]):
-                    trial = thresholds.copy()
-                    trial[k] = t
-                    value, P_trial = consider("per-label thresholds", DecisionRule(trial, fallback=fallback))
-                    if (value, right(P_trial)) > key:
-                        key, current, thresholds, P = (value, right(P_trial)), value, trial, P_trial
-    winner = max(best.values(), key=lambda entry: entry[0])  # first maximum: families in the order above
+    search = _Search(SCORERS[scoring], scoring, paper, labels)
+    best = search.family_bests(F, truth, sample_weight)
+    if selection == "cv":
+        held_out = search.held_out_scores(F, truth, sample_weight, np.asarray(folds))
+        family = max(held_out, key=held_out.get)  # first maximum: families in the order of FAMILIES
+        return best[family][1], held_out
+    winner = max(best.values(), key=lambda entry: entry[0])
     if selection == "one_se":
-        winner = _one_standard_error(best, winner, score_of, F, truth, np.asarray(folds), sample_weight)
+        winner = _one_standard_error(best, winner, search.score_of, F, truth, np.asarray(folds), sample_weight)
     return winner[1], {family: value for family, (value, _) in best.items()}
+
+
+class _Search:
+    """Each family's best rule on given values (``family_bests``) and the families' held-out scores."""
+
+    def __init__(self, score_of, scoring, paper, labels):
+        self.score_of, self.scoring, self.paper, self.labels = score_of, scoring, paper, labels
+
+    def held_out_scores(self, F, truth, sample_weight, folds) -> dict[str, float]:
+        """Per family, the score of the predictions of every group of ``folds`` by the family's best rule learned
+        on the other groups."""
+        predicted = {}
+        for fold in np.unique(folds):
+            test = folds == fold
+            train_weight = None if sample_weight is None else sample_weight[~test]
+            for family, (_, rule) in self.family_bests(F[~test], truth[~test], train_weight).items():
+                predicted.setdefault(family, np.zeros(truth.shape, dtype=bool))[test] = rule.predict(F[test])
+        return {family: self.score_of(truth, P, sample_weight) for family, P in predicted.items()}
+
+    def family_bests(self, F, truth, sample_weight) -> dict[str, tuple[float, DecisionRule]]:
+        """{family: (score, rule)} of each family's best rule on F, in the order of ``FAMILIES``."""
+        score_of, labels = self.score_of, self.labels
+
+        def consider(family, rule):
+            """The rule's score and predictions; it becomes its family's best when it scores strictly higher."""
+            P = rule.predict(F)
+            value = score_of(truth, P, sample_weight)
+            if family not in best or value > best[family][0]:
+                best[family] = (value, rule)
+            return value, P
+
+        best = {}
+        consider("paper", self.paper)
+        searched = F[:, labels]
+        thresholds = _candidates(searched)
+        for fallback in (True, False):
+            for t in thresholds:
+                consider("global threshold", DecisionRule(float(t), fallback=fallback))
+        for m in range(1, labels.size + 1):
+            consider("top-m", DecisionRule(top=m))
+        gaps = F.max(axis=1, keepdims=True) - searched
+        for g in _candidates(gaps[searched > NEVER])[:-1]:  # not the "every label" gap
+            consider("score-gap", DecisionRule(gap=float(g)))
+        if self.scoring in UTILITIES:
+            calibration = _platt(F, truth, labels, sample_weight)
+            for fallback in (True, False):
+                consider("expected score", DecisionRule(calibration=calibration, utility=self.scoring,
+                                                        fallback=fallback))
+        start = best["global threshold"][1].threshold
+        for fallback in (True, False):
+            thresholds = np.full(F.shape[1], start)
+            current, P = consider("per-label thresholds", DecisionRule(thresholds.copy(), fallback=fallback))
+            for _ in range(2):
+                for k in labels:
+                    # ties of the metric go to the threshold that gets more entries of label k right: a row without
+                    # labels scores only once every label is right, which no single label's move can show
+                    def right(P):
+                        return np.average(P[:, k] == truth[:, k], weights=sample_weight)
+                    key = (current, right(P))
+                    for t in _candidates(F[:, k]):
+                        trial = thresholds.copy()
+                        trial[k] = t
+                        value, P_trial = consider("per-label thresholds", DecisionRule(trial, fallback=fallback))
+                        if (value, right(P_trial)) > key:
+                            key, current, thresholds, P = (value, right(P_trial)), value, trial, P_trial
+        return {family: best[family] for family in FAMILIES if family in best}
+
+
+def _platt(F, truth, labels, sample_weight) -> tuple[np.ndarray, np.ndarray]:
+    """(A, B) of Platt's sigmoid P(label k) = 1 / (1 + exp(A_k f_k + B_k)) fitted (scikit-learn's) to each searched
+    label's known values; the other labels never (A = 0, B = inf)."""
+    A, B = np.zeros(F.shape[1]), np.full(F.shape[1], np.inf)
+    for k in labels:
+        known = F[:, k] > NEVER
+        weight = None if sample_weight is None else sample_weight[known]
+        model = _SigmoidCalibration().fit(F[known, k], truth[known, k].astype(np.float64), sample_weight=weight)
+        A[k], B[k] = model.a_, model.b_
+    return A, B
 
 
 def _one_standard_error(best, winner, score_of, F, truth, folds, sample_weight):

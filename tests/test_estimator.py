@@ -15,7 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import ovn_cvx
 from ovn_cvx import OvNClassifier, Problem
 from ovn_cvx.datasets import make_linear
-from ovn_cvx.estimator import NEVER
+from ovn_cvx.labels import NEVER
 from ovn_cvx.result import SolveResult
 from ovn_cvx.testing import assert_matches_reference
 

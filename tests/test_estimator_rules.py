@@ -10,8 +10,8 @@ from sklearn.model_selection import KFold
 
 import ovn_cvx
 from ovn_cvx import OvNClassifier, Problem
-from ovn_cvx.labels import TIE_TOL, DecisionRule, at_least, predict_labels
-from ovn_cvx.rules import learn_rule
+from ovn_cvx.labels import NEVER, TIE_TOL, UTILITIES, DecisionRule, at_least, expected_best_labels, predict_labels
+from ovn_cvx.rules import SELECTIONS, learn_rule
 from ovn_cvx.testing import assert_matches_reference
 
 REFERENCE = "CLARABEL"
@@ -219,13 +219,14 @@ def test_cv_rule_scores_out_of_fold_values(multilabel_data):
         fold_of[test] = fold
     paper = predict_labels(F, multilabel=True).astype(int)
     assert est.rule_scores_["paper"] == pytest.approx(jaccard_score(Y, paper, average="samples", zero_division=1.0))
-    rule, _ = learn_rule(F, Y, "jaccard", labels=est.fitted_labels_)
-    np.testing.assert_array_equal(est.rule_.predict(F), rule.predict(F))
-    # the one-standard-error choice gets the fold of every row from the same folds
-    one_se = OvNClassifier(solver=REFERENCE, decision_rule="cv", rule_cv=folds, rule_selection="one_se").fit(X, Y)
-    rule, _ = learn_rule(F, Y, "jaccard", labels=est.fitted_labels_, selection="one_se", folds=fold_of)
-    assert one_se.rule_.kind == rule.kind
-    np.testing.assert_array_equal(one_se.rule_.predict(F), rule.predict(F))
+    # every selection gets the fold of every row from the same folds (the default: the held-out choice)
+    for selection in SELECTIONS:
+        fitted = est if selection == "cv" else OvNClassifier(solver=REFERENCE, decision_rule="cv", rule_cv=folds,
+                                                              rule_selection=selection).fit(X, Y)
+        rule, scores = learn_rule(F, Y, "jaccard", labels=est.fitted_labels_, selection=selection, folds=fold_of)
+        assert fitted.rule_.kind == rule.kind
+        np.testing.assert_array_equal(fitted.rule_.predict(F), rule.predict(F))
+        assert fitted.rule_scores_ == pytest.approx(scores, abs=1e-9)
 
 
 @pytest.mark.parametrize("v1, t1, gap, error, kind", [
@@ -375,6 +376,103 @@ def test_learner_finds_a_score_gap():
     np.testing.assert_array_equal(predict_labels(F, multilabel=True, gap=0.8), Y == 1)
 
 
-def test_a_rule_has_top_or_gap_not_both():
-    with pytest.raises(ValueError, match="top or gap"):
-        DecisionRule(top=2, gap=0.5)
+def test_a_rule_has_one_kind():
+    calibration = (np.ones(2), np.zeros(2))
+    for kinds in ({"top": 2, "gap": 0.5}, {"top": 2, "calibration": calibration},
+                  {"gap": 0.5, "calibration": calibration}):
+        with pytest.raises(ValueError, match="at most one of top, gap and calibration"):
+            DecisionRule(**kinds)
+    with pytest.raises(ValueError, match="utility"):
+        DecisionRule(calibration=calibration, utility="f1_micro")
+
+
+def test_expected_score_rule_never_gives_a_label_without_a_value():
+    """P(label) = 1 / (1 + exp(A f + B)) by hand; a value NEVER (a label left out of a fold's fit) and B = inf (a
+    label not searched) give P = 0 whatever the sign of A, without warnings."""
+    rule = DecisionRule(calibration=(np.array([2.0, 3.0, -1.0]), np.array([0.0, -5.0, np.inf])), fallback=False)
+    F = np.array([[0.0, NEVER, 1.0], [-2.0, 1.0, 50.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        P = rule.probabilities(F)
+        labels = rule.predict(F)
+    np.testing.assert_allclose(P, [[0.5, 0.0, 0.0], [1 / (1 + np.exp(-4.0)), 1 / (1 + np.exp(-2.0)), 0.0]])
+    np.testing.assert_array_equal(labels, expected_best_labels(P, "jaccard", fallback=False))
+    assert not labels[:, 2].any() and not labels[0, 1]
+
+
+# --- the expected-score rule and the held-out choice of the family ------------------------------------------
+def _expected_by_enumeration(p, subset, utility, fallback):
+    """E u over all 2^K independent truths (given a nonempty one with ``fallback``), by brute force."""
+    K = p.size
+    truths = np.array(np.meshgrid(*[[False, True]] * K, indexing="ij")).reshape(K, -1).T
+    weight = np.prod(np.where(truths, p, 1 - p), axis=1) * (truths.any(axis=1) if fallback else 1)
+    a, b = (truths & subset).sum(axis=1), (truths & ~subset).sum(axis=1)
+    m = subset.sum()
+    u = {"jaccard": np.where(m + b > 0, a / np.maximum(m + b, 1), 1.0), "hamming": 1 - ((m - a) + b) / K}[utility]
+    return weight @ u / weight.sum()
+
+
+@pytest.mark.parametrize("utility", sorted(UTILITIES))
+@pytest.mark.parametrize("fallback", [True, False])
+def test_expected_best_labels_is_the_best_of_all_label_sets(utility, fallback):
+    """The oracle: every one of the 2^K label sets (not only the top m) scored by enumerating all 2^K truths."""
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        K = int(rng.integers(1, 7))
+        p = rng.random(K) ** rng.uniform(0.3, 3.0)
+        chosen = expected_best_labels(p[None, :], utility, fallback)[0]
+        subsets = np.array(np.meshgrid(*[[False, True]] * K, indexing="ij")).reshape(K, -1).T
+        values = [_expected_by_enumeration(p, s, utility, fallback) for s in subsets if s.any() or not fallback]
+        assert not fallback or chosen.any()
+        assert _expected_by_enumeration(p, chosen, utility, fallback) == pytest.approx(max(values), abs=1e-12)
+
+
+def test_learner_finds_the_expected_score_rule_on_independent_labels():
+    """Labels independent given p, decision values f = logit(p) (Platt recovers A = −1, B = 0): the rule of largest
+    expected Jaccard is the Bayes rule, the best any rule can do; learned and chosen on held-out rows, it scores on
+    fresh rows as the oracle that knows p."""
+    rng = np.random.default_rng(3)
+
+    def draw(n):
+        p = rng.beta(0.6, 0.9, size=(n, 5))
+        return np.log(p / (1 - p)), (rng.random(p.shape) < p).astype(int), p
+
+    F, Y, _ = draw(3000)
+    folds = np.arange(3000) % 5
+    rule, scores = learn_rule(F, Y, "jaccard", selection="cv", folds=folds)
+    assert rule.kind == "expected score" and scores["expected score"] == max(scores.values())
+    A, B = rule.calibration
+    np.testing.assert_allclose(A, -1.0, atol=0.1)
+    np.testing.assert_allclose(B, 0.0, atol=0.1)
+    F_new, Y_new, p_new = draw(20000)
+    learned = jaccard_score(Y_new, rule.predict(F_new), average="samples", zero_division=1.0)
+    oracle = jaccard_score(Y_new, expected_best_labels(p_new, "jaccard", rule.fallback), average="samples",
+                           zero_division=1.0)
+    assert learned == pytest.approx(oracle, abs=0.005)
+
+
+def test_held_out_choice_scores_each_fold_with_rules_searched_on_the_others():
+    """The oracle for one family by hand: the top m chosen on the other folds' rows by scikit-learn's Jaccard,
+    applied to the fold's rows, the pooled predictions scored; and the returned rule is the chosen family's best
+    on all rows. With noisier labels the tuned families fit the rows they are scored on: chosen on those rows,
+    per-label thresholds win; on held-out rows, the untuned paper rule."""
+    rng = np.random.default_rng(4)
+    F = rng.normal(size=(90, 4)) + rng.normal(scale=3, size=(90, 1))
+    noise = rng.normal(size=F.shape)
+    folds = np.arange(90) % 3
+    Y = (F + 0.5 * noise > np.sort(F, axis=1)[:, [-2]]).astype(int)
+    rule, held_out = learn_rule(F, Y, "jaccard", selection="cv", folds=folds)
+    pooled = np.zeros(Y.shape, dtype=int)
+    for fold in range(3):
+        train = folds != fold
+        top = [jaccard_score(Y[train], predict_labels(F[train], multilabel=True, top=m), average="samples",
+                             zero_division=1.0) for m in range(1, 5)]
+        pooled[~train] = predict_labels(F[~train], multilabel=True, top=1 + int(np.argmax(top)))
+    assert held_out["top-m"] == pytest.approx(jaccard_score(Y, pooled, average="samples", zero_division=1.0))
+    assert rule.kind == max(held_out, key=held_out.get) == "score-gap"
+    _, in_sample = learn_rule(F, Y, "jaccard")
+    assert jaccard_score(Y, rule.predict(F), average="samples", zero_division=1.0) == pytest.approx(
+        in_sample["score-gap"])
+    Y = (F + 1.5 * noise > np.sort(F, axis=1)[:, [-2]]).astype(int)
+    assert learn_rule(F, Y, "jaccard")[0].kind == "per-label thresholds"
+    assert learn_rule(F, Y, "jaccard", selection="cv", folds=folds)[0] == DecisionRule()
