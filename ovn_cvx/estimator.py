@@ -27,7 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, column_or_1d, validate_data
 
 from ._validation import naming
-from .kernels import NAMED_KERNELS, resolve_gamma
+from .kernels import NAMED_KERNELS, KMeansNystroem, resolve_gamma
 from .labels import NEVER, TIE_TOL, DecisionRule, label_indicator, predict_labels
 from .objective import residuals, training_decision
 from .problem import VARIANTS, Problem
@@ -90,8 +90,13 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         directions of their feature map (scikit-learn's ``TruncatedSVD`` of the training features) — the best
         rank-r approximation of the landmarks' Nyström kernel, closer to the exact kernel than r landmarks alone
         (docs/theory.md §9.12). None: r landmarks.
+    landmarks : {"random", "kmeans"}, default="random"
+        Nyström only: the landmarks are a uniform sample of the training rows (scikit-learn's ``Nystroem``) or
+        the centres of scikit-learn's ``KMeans`` on them (one initialisation; Zhang, Tsang & Kwok 2008): closer
+        to the exact kernel at the same r, at the cost of the k-means iterations (docs/theory.md §9.12).
     random_state : int, RandomState instance or None, default=None
-        The random choices of ``kernel_approximation`` (Nyström's sample, the Fourier frequencies).
+        The random choices of ``kernel_approximation`` (Nyström's sample or k-means start, the Fourier
+        frequencies).
     alpha : float, default=0.0
         Coupling of the weight vectors, in the open interval (−1/(K−1), 1). The hard-w variants (HwSb, HwHb)
         ignore it (Σ_k w_k = 0 removes the coupling), without a warning, so that one grid can search variant
@@ -216,7 +221,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                  beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", negatives="none",
                  decision_rule="paper", rule_scoring="jaccard", rule_selection="cv", rule_cv=5, probability=False,
                  calibration="sigmoid", tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None,
-                 kernel_approximation=None, n_components=100, n_landmarks=None, random_state=None):
+                 kernel_approximation=None, n_components=100, n_landmarks=None, landmarks="random",
+                 random_state=None):
         self.variant = variant
         self.kernel = kernel
         self.gamma = gamma
@@ -242,6 +248,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self.kernel_approximation = kernel_approximation
         self.n_components = n_components
         self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
         self.random_state = random_state
 
     # --- scikit-learn plumbing ------------------------------------------------------------------
@@ -280,6 +287,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         "kernel_approximation": [StrOptions(set(KERNEL_APPROXIMATIONS)), None],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
+        "landmarks": [StrOptions({"random", "kmeans"})],
         "random_state": ["random_state"],
     }
 
@@ -450,6 +458,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"kernel_approximation='nystroem' needs one of the kernels {NYSTROEM_KERNELS}, got "
                              f"kernel={self.kernel!r} (scikit-learn's Nystroem calls a callable kernel pair by "
                              "pair, and a precomputed matrix has no rows to build the map from)")
+        if self.landmarks != "random" and approximation != "nystroem":
+            raise ValueError(f"landmarks is a parameter of kernel_approximation='nystroem', got "
+                             f"kernel_approximation={approximation!r}")
         if self.n_landmarks is not None:
             if approximation != "nystroem":
                 raise ValueError(f"n_landmarks is a parameter of kernel_approximation='nystroem', got "
@@ -466,12 +477,15 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         gamma = resolve_gamma(self.gamma, X)
         if self.kernel_approximation == "rff":
             return RBFSampler(gamma=gamma, n_components=self.n_components, random_state=self.random_state)
-        # Nyström samples n_landmarks (default n_components) of the training rows: at most all of them
+        # Nyström from n_landmarks (default n_components) landmarks: at most as many as training rows
         rank = min(self.n_components, X.shape[0])
         landmarks = min(self.n_landmarks or rank, X.shape[0])
-        nystroem = Nystroem(self.kernel, gamma=gamma, coef0=self.coef0, degree=self.degree, n_components=landmarks,
-                            random_state=self.random_state,
-                            n_jobs=1)  # not split under an active joblib backend (kernels.kernel_matrix)
+        common = {"gamma": gamma, "coef0": self.coef0, "degree": self.degree, "n_components": landmarks,
+                  "random_state": self.random_state}
+        if self.landmarks == "kmeans":
+            nystroem = KMeansNystroem(self.kernel, **common)
+        else:  # n_jobs=1: not split under an active joblib backend (kernels.kernel_matrix)
+            nystroem = Nystroem(self.kernel, n_jobs=1, **common)
         if landmarks == rank:
             return nystroem
         # the r leading right singular vectors of the training features: no centring (PCA's would move the biases)

@@ -7,8 +7,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cholesky
 from scipy.sparse.linalg import eigsh
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.cluster import KMeans
+from sklearn.kernel_approximation import Nystroem
 from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
-from sklearn.utils.validation import check_array
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from ._validation import check_number, naming
 
@@ -136,3 +139,29 @@ class KernelFactor:
     def to_coef(self, C: np.ndarray) -> np.ndarray:
         """Eigen-coordinates C (r×K) → kernel coefficients A (N×K)."""
         return self.vectors @ (C / np.sqrt(self.values)[:, None])
+
+
+class KMeansNystroem(TransformerMixin, BaseEstimator):
+    """Nyström features whose landmarks are k-means centres of the training rows instead of a uniform sample of them
+    (Zhang, Tsang & Kwok, "Improved Nyström low-rank approximation and error analysis", ICML 2008; docs/theory.md
+    §9.12): scikit-learn's ``KMeans`` (one initialisation) with ``n_components`` centres, then scikit-learn's
+    ``Nystroem`` with every centre in its basis. Only the fitted ``Nystroem`` is kept. Parameters as ``Nystroem``'s."""
+
+    def __init__(self, kernel="rbf", *, gamma=None, coef0=None, degree=None, n_components=100, random_state=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.degree = degree
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        centres = KMeans(self.n_components, n_init=1, random_state=self.random_state).fit(X).cluster_centers_
+        self.nystroem_ = Nystroem(self.kernel, gamma=self.gamma, coef0=self.coef0, degree=self.degree,
+                                  n_components=centres.shape[0], random_state=self.random_state,
+                                  n_jobs=1).fit(centres)  # not split under an active joblib backend (kernel_matrix)
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self, "nystroem_")
+        return self.nystroem_.transform(X)

@@ -4,6 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
+from sklearn.cluster import KMeans
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 
@@ -44,17 +45,18 @@ def test_wide_linear_problem_is_solved_in_pair_form(scene_train, solved_problems
 
 
 # --- item 3: kernel approximations -------------------------------------------------------------------------
-@pytest.mark.parametrize("kernel, variant", [("rbf", "SwHb"), ("rbf", "HwSb"), ("poly", "SwSb")])
-def test_nystroem_with_every_sample_is_the_exact_kernel(data, kernel, variant):
+@pytest.mark.parametrize("kernel, variant, landmarks", [("rbf", "SwHb", "random"), ("rbf", "HwSb", "random"),
+                                                        ("poly", "SwSb", "random"), ("rbf", "SwHb", "kmeans")])
+def test_nystroem_with_every_sample_is_the_exact_kernel(data, kernel, variant, landmarks):
     """Nyström on all N points gives features Z with Z Zᵀ = G and z(x) Zᵀ = κ(x, X) on new points (the map
     G^{+1/2} on the span of the training points; the poly Gram is singular): the linear problem on Z is the kernel
     problem, so the objective and the decision values on new data are the exact kernel's (reference: CVXPY,
-    gamma="scale" resolved alike)."""
+    gamma="scale" resolved alike). N k-means centres of N distinct points are the points themselves."""
     X, Y, w = data if len(data) == 3 else (*data, None)
     Y = Y if len(data) == 3 else np.argmax(Y, axis=1)
     exact = OvNClassifier(variant, kernel=kernel, beta=1.5, solver=REFERENCE).fit(X, Y, sample_weight=w)
     approx = OvNClassifier(variant, kernel=kernel, beta=1.5, kernel_approximation="nystroem",
-                           n_components=X.shape[0], random_state=0).fit(X, Y, sample_weight=w)
+                           n_components=X.shape[0], landmarks=landmarks, random_state=0).fit(X, Y, sample_weight=w)
     assert approx.result_.success and approx.result_.coef.shape[0] == X.shape[0]
     assert approx.result_.objective == pytest.approx(exact.result_.objective, rel=1e-6)
     X_new = np.random.default_rng(7).normal(size=(25, X.shape[1]))
@@ -83,6 +85,32 @@ def test_nystroem_from_every_sample_at_rank_r_is_the_best_rank_r_kernel(multicla
                           n_landmarks=2 * r, random_state=0).fit(X, y)
     assert fewer.result_.coef.shape[0] == r
     assert np.abs(fewer.decision_function(X_new) - approx.decision_function(X_new)).max() > 1e-3
+
+
+def test_kmeans_landmarks_are_the_kmeans_centres(multiclass_data):
+    """``landmarks="kmeans"``: the Nyström basis is scikit-learn's KMeans centres (one initialisation, the same
+    random_state), and the features are Nyström's on that basis: z(x) z(x')ᵀ = κ(x, C) K_CC⁻¹ κ(C, x') — against
+    numpy's eigendecomposition of K_CC. With n_landmarks > n_components, k-means with n_landmarks centres, then the
+    rank-r truncation."""
+    X, Y = multiclass_data
+    y = np.argmax(Y, axis=1)
+    r, gamma = 10, 0.3
+    est = OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
+                        landmarks="kmeans", random_state=2).fit(X, y)
+    centres = KMeans(r, n_init=1, random_state=2).fit(X).cluster_centers_
+    fitted = est.result_.predictor.feature_map.nystroem_
+    def by_first(rows):  # the same rows in any order
+        return rows[np.argsort(rows[:, 0])]
+    np.testing.assert_allclose(by_first(fitted.components_), by_first(centres), atol=1e-12)
+    values, vectors = np.linalg.eigh(rbf_kernel(centres, gamma=gamma))
+    X_new = np.random.default_rng(3).normal(size=(20, X.shape[1]))
+    K_new = rbf_kernel(X_new, centres, gamma=gamma)
+    Z = est.result_.predictor.feature_map.transform(X_new)
+    np.testing.assert_allclose(Z @ Z.T, K_new @ (vectors / values) @ vectors.T @ K_new.T, atol=1e-8)
+    wider = OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
+                          n_landmarks=2 * r, landmarks="kmeans", random_state=2).fit(X, y)
+    assert wider.result_.coef.shape[0] == r
+    assert wider.result_.predictor.feature_map.named_steps["nystroem"].nystroem_.components_.shape[0] == 2 * r
 
 
 def test_random_fourier_features_approximate_the_rbf_kernel(multiclass_data):
@@ -116,6 +144,8 @@ def test_random_fourier_features_approximate_the_rbf_kernel(multiclass_data):
     ({"kernel_approximation": "nystroem", "kernel": "rbf", "n_components": 20, "n_landmarks": 10},
      "n_landmarks must be at least n_components"),
     ({"kernel_approximation": "nystroem", "kernel": "rbf", "n_landmarks": 0}, "n_landmarks"),
+    ({"kernel_approximation": "rff", "kernel": "rbf", "landmarks": "kmeans"}, "landmarks is a parameter of"),
+    ({"kernel_approximation": "nystroem", "kernel": "rbf", "landmarks": "leverage"}, "landmarks"),
 ])
 def test_bad_approximation_names_the_parameter(multiclass_data, params, match):
     X, Y = multiclass_data
