@@ -48,10 +48,10 @@ def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True,
         threshold = np.sort(F, axis=1)[:, -top, None]
     elif gap is not None:
         threshold = F.max(axis=1, keepdims=True) - gap
-    labels = at_least(F, threshold)
+    labels = at_least(F, threshold)  # a threshold with leading axes gives one n×K matrix per leading index
     if not fallback:
         return labels
-    return np.where(labels.any(axis=1, keepdims=True), labels, top_label)
+    return np.where(labels.any(axis=-1, keepdims=True), labels, top_label)
 
 
 #: the metrics an expected-score rule maximizes, as the score u(a, b, m, K) of a row whose predicted set has m labels of

@@ -23,28 +23,29 @@ def _ratio(num, den):
 
 
 def _jaccard(T, P, w):
-    return float(np.average(_ratio((T & P).sum(axis=1), (T | P).sum(axis=1)), weights=w))
+    return np.average(_ratio((T & P).sum(axis=-1), (T | P).sum(axis=-1)), weights=w, axis=-1)
 
 
 def _f1_micro(T, P, w):
-    tp, fp, fn = (c.sum() for c in _counts(T, P, w))
-    return float(_ratio(2 * tp, 2 * tp + fp + fn))
+    tp, fp, fn = (c.sum(axis=-1) for c in _counts(T, P, w))
+    return _ratio(2 * tp, 2 * tp + fp + fn)
 
 
 def _f1_macro(T, P, w):
     tp, fp, fn = _counts(T, P, w)
-    return float(_ratio(2 * tp, 2 * tp + fp + fn).mean())
+    return _ratio(2 * tp, 2 * tp + fp + fn).mean(axis=-1)
 
 
 def _hamming(T, P, w):
-    return float(1.0 - np.average((T != P).mean(axis=1), weights=w))
+    return 1.0 - np.average((T != P).mean(axis=-1), weights=w, axis=-1)
 
 
 #: the metrics a rule can be chosen by, each "higher is better", on boolean truth T and predictions P (n×K) with
 #: row weights w: scikit-learn's ``jaccard_score(average="samples")``, ``f1_score(average="micro"/"macro")`` and
 #: 1 − ``hamming_loss``, with ``zero_division=1`` (a row or label with neither true nor predicted labels is a perfect
 #: match). Written on numpy counts because the search scores thousands of candidates and scikit-learn's input checks
-#: cost milliseconds a call; tests/test_estimator_rules.py checks every one against scikit-learn.
+#: cost milliseconds a call; P may carry leading axes (a batch of candidates' predictions, one score each).
+#: tests/test_estimator_rules.py checks every one against scikit-learn.
 SCORERS = {"jaccard": _jaccard, "f1_micro": _f1_micro, "f1_macro": _f1_macro, "hamming": _hamming}
 
 #: candidate thresholds per search: this many quantiles of the decision values
@@ -127,52 +128,78 @@ class _Search:
         return {family: self.score_of(truth, P, sample_weight) for family, P in predicted.items()}
 
     def family_bests(self, F, truth, sample_weight) -> dict[str, tuple[float, DecisionRule]]:
-        """{family: (score, rule)} of each family's best rule on F, in the order of ``FAMILIES``."""
-        score_of, labels = self.score_of, self.labels
-
-        def consider(family, rule):
-            """The rule's score and predictions; it becomes its family's best when it scores strictly higher."""
-            P = rule.predict(F)
-            value = score_of(truth, P, sample_weight)
-            if family not in best or value > best[family][0]:
-                best[family] = (value, rule)
-            return value, P
-
+        """{family: (score, rule)} of each family's best rule on F, in the order of ``FAMILIES``. A family's
+        candidates are scored as one batch (``_batch``); its best is the first maximum, and a later search of the
+        family must score strictly higher to replace it."""
+        labels = self.labels
         best = {}
-        consider("paper", self.paper)
+
+        def consider(family, values, rules):
+            """The first best of the scored candidates (``rules(j)`` builds the j-th) becomes the family's best
+            when it scores strictly higher."""
+            first = int(np.argmax(values))
+            if family not in best or values[first] > best[family][0]:
+                best[family] = (float(values[first]), rules(first))
+
+        def one(family, rule):
+            consider(family, [self.score_of(truth, rule.predict(F), sample_weight)], lambda _: rule)
+
+        one("paper", self.paper)
         searched = F[:, labels]
         thresholds = _candidates(searched)
         for fallback in (True, False):
-            for t in thresholds:
-                consider("global threshold", DecisionRule(float(t), fallback=fallback))
+            values, _ = self._batch(F, truth, thresholds, lambda t: DecisionRule(t[:, None, None], fallback=fallback),
+                                    sample_weight)
+            consider("global threshold", values, lambda j: DecisionRule(float(thresholds[j]), fallback=fallback))
         for m in range(1, labels.size + 1):
-            consider("top-m", DecisionRule(top=m))
+            one("top-m", DecisionRule(top=m))
         gaps = F.max(axis=1, keepdims=True) - searched
-        for g in _candidates(gaps[searched > NEVER])[:-1]:  # not the "every label" gap
-            consider("score-gap", DecisionRule(gap=float(g)))
+        gaps = _candidates(gaps[searched > NEVER])[:-1]  # not the "every label" gap
+        values, _ = self._batch(F, truth, gaps, lambda g: DecisionRule(gap=g[:, None, None]), sample_weight)
+        consider("score-gap", values, lambda j: DecisionRule(gap=float(gaps[j])))
         if self.scoring in UTILITIES:
             calibration = _platt(F, truth, labels, sample_weight)
             for fallback in (True, False):
-                consider("expected score", DecisionRule(calibration=calibration, utility=self.scoring,
-                                                        fallback=fallback))
+                one("expected score", DecisionRule(calibration=calibration, utility=self.scoring, fallback=fallback))
         start = best["global threshold"][1].threshold
         for fallback in (True, False):
             thresholds = np.full(F.shape[1], start)
-            current, P = consider("per-label thresholds", DecisionRule(thresholds.copy(), fallback=fallback))
+            P = DecisionRule(thresholds, fallback=fallback).predict(F)
+            current = self.score_of(truth, P, sample_weight)
+            one("per-label thresholds", DecisionRule(thresholds, fallback=fallback))
             for _ in range(2):
                 for k in labels:
+                    trials = np.repeat(thresholds[None, :], (candidates := _candidates(F[:, k])).size, axis=0)
+                    trials[:, k] = candidates
+                    values, rights = self._batch(F, truth, trials,
+                                                 lambda t: DecisionRule(t[:, None, :], fallback=fallback),
+                                                 sample_weight, label=k)
+                    consider("per-label thresholds", values, lambda j: DecisionRule(trials[j], fallback=fallback))
                     # ties of the metric go to the threshold that gets more entries of label k right: a row without
                     # labels scores only once every label is right, which no single label's move can show
-                    def right(P):
-                        return np.average(P[:, k] == truth[:, k], weights=sample_weight)
-                    key = (current, right(P))
-                    for t in _candidates(F[:, k]):
-                        trial = thresholds.copy()
-                        trial[k] = t
-                        value, P_trial = consider("per-label thresholds", DecisionRule(trial, fallback=fallback))
-                        if (value, right(P_trial)) > key:
-                            key, current, thresholds, P = (value, right(P_trial)), value, trial, P_trial
+                    chosen = max(range(candidates.size), key=lambda j: (values[j], rights[j]))  # the first maximum
+                    if (values[chosen], rights[chosen]) > (current, _right(P, truth, k, sample_weight)):
+                        current, thresholds = values[chosen], trials[chosen]
+                        P = DecisionRule(thresholds, fallback=fallback).predict(F)
         return {family: best[family] for family in FAMILIES if family in best}
+
+    def _batch(self, F, truth, params, rule_of, sample_weight, label=None):
+        """The score of the rule ``rule_of(params[j:j+1])`` for every j (the rules' predictions as one
+        (chunk, n, K) array, chunks of at most 2^24 entries), and with ``label`` the share of rows each gets right
+        in that label."""
+        values, rights = [], []
+        step = max(1, 2**24 // F.size)
+        for start in range(0, len(params), step):
+            P = rule_of(params[start:start + step]).predict(F)
+            values.append(self.score_of(truth, P, sample_weight))
+            if label is not None:
+                rights.append(_right(P, truth, label, sample_weight))
+        return np.concatenate(values), (np.concatenate(rights) if label is not None else None)
+
+
+def _right(P, truth, k, sample_weight):
+    """The (weighted) share of rows whose label k prediction is right, per leading index of P."""
+    return np.average(P[..., k] == truth[:, k], axis=-1, weights=sample_weight)
 
 
 def _platt(F, truth, labels, sample_weight) -> tuple[np.ndarray, np.ndarray]:
