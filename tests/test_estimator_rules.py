@@ -284,6 +284,25 @@ def test_scorers_equal_sklearn_with_weights_and_empty_rows():
     for name, oracle in oracles.items():
         assert SCORERS[name](T, P, None) == pytest.approx(oracle(), abs=1e-12), name
         assert SCORERS[name](T, P, w) == pytest.approx(oracle(sample_weight=w), abs=1e-12), name
+    # a batch of predictions (leading axis, as the search scores candidates): one score each, the same
+    batch = np.stack([P, ~P, np.zeros_like(P), P[::-1]])
+    for name, scorer in SCORERS.items():
+        np.testing.assert_allclose(scorer(T, batch, w), [scorer(T, one, w) for one in batch], atol=1e-15)
+
+
+def test_a_batch_of_rules_predicts_as_each_rule():
+    """A threshold or gap with leading axes (the search's batches) gives each rule's own predictions."""
+    rng = np.random.default_rng(6)
+    F = rng.normal(size=(30, 4))
+    F[:4] = -5.0  # rows where the fallback decides
+    thresholds = rng.normal(size=(5, 4))
+    for fallback in (True, False):
+        batch = DecisionRule(thresholds[:, None, :], fallback=fallback).predict(F)
+        for t, P in zip(thresholds, batch):
+            np.testing.assert_array_equal(P, DecisionRule(t, fallback=fallback).predict(F))
+    gaps = np.array([0.0, 0.5, 2.0])
+    for g, P in zip(gaps, DecisionRule(gap=gaps[:, None, None]).predict(F)):
+        np.testing.assert_array_equal(P, DecisionRule(gap=float(g)).predict(F))
 
 
 # --- probabilities ------------------------------------------------------------------------------------------
