@@ -339,6 +339,24 @@ def test_krylov_breakdowns_end_the_solve_without_overflow():
         assert used == 1 and np.isfinite(x).all()
 
 
+def test_exact_solve_check_on_a_broken_down_solve():
+    """The true-residual check of an exact solve, on a step so large that squaring its residual overflows (the slow
+    adversarial search met one: HwHb, β = 1000, N = 7) or on a non-finite step: not exact, and no warning; a true
+    solution within the tolerance is."""
+    from ovn_cvx.solvers.mm.matrix_free import EXACT_RTOL, solved_exactly
+
+    class Identity:
+        apply = staticmethod(lambda x: x.copy())
+
+    rhs = np.array([1.0, -2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not solved_exactly(Identity, np.array([1e200, 1e200]), rhs, EXACT_RTOL)
+        assert not solved_exactly(Identity, np.array([np.inf, np.nan]), rhs, EXACT_RTOL)
+        assert solved_exactly(Identity, rhs * (1 + 1e-16), rhs, EXACT_RTOL)
+        assert not solved_exactly(Identity, rhs, rhs, 10 * EXACT_RTOL)  # not asked for an exact solve
+
+
 def test_stage_ends_at_the_smoothed_minimizer():
     """Each ε stage that ends on an exact step over an unchanged partition — a Newton step, or the stage's
     prediction itself — ends at F̃_ε's minimizer: the gradient there is round-off beside the gradient at the
