@@ -382,7 +382,7 @@ def main_fixed(args):
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # degenerate labels are reported below
-                model = make_pipeline(StandardScaler(), OvNClassifier("SwHb", **params)).fit(X, Y)
+                model = make_pipeline(StandardScaler(), OvNClassifier(**{"variant": "SwHb", **params})).fit(X, Y)
             seconds = time.perf_counter() - start
             est = model[-1]
             P = model.predict(X_test)

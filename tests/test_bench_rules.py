@@ -157,3 +157,15 @@ def test_nested_main_writes_csv_and_markdown(bench, tmp_path):
     # target (c) on iris: every solver's predictions of the 40 held-out rows (a third of 120) are the same
     agreement = text.split("## Target (c)")[1]
     assert "| iris | OvN paper | 40 | 0 | 0 | 0 |" in agreement and "| iris | OvN rest | 40 | 0 | 0 | 0 |" in agreement
+
+
+@pytest.mark.filterwarnings("ignore:label\\(s\\)")
+def test_fixed_main_runs_every_setting(bench, emotions_small, monkeypatch, capsys):
+    """The fixed-hyperparameter mode fits and reports every OvN setting and binary relevance (the setting with its
+    own variant, SwSb, once crashed it: the variant was given twice)."""
+    X, Y = emotions_small
+    monkeypatch.setitem(bench.LOADERS, "emotions", lambda part, return_X_y: (X, Y))
+    bench.main(["--data", "emotions", "--rule-cv", "3"])
+    out = capsys.readouterr().out
+    for label in [*bench.settings([3]), "binary relevance, LinearSVC (C = 1)"]:
+        assert f"  {label}" in out and out.split(f"  {label}")[1].split()[0] == "Jaccard", label
