@@ -13,10 +13,8 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
-from sklearn.calibration import _SigmoidCalibration
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.decomposition import TruncatedSVD
-from sklearn.isotonic import IsotonicRegression
 from sklearn.kernel_approximation import Nystroem, RBFSampler
 from sklearn.model_selection import KFold
 from sklearn.pipeline import Pipeline
@@ -31,7 +29,7 @@ from .kernels import NAMED_KERNELS, KMeansNystroem, resolve_gamma
 from .labels import NEVER, TIE_TOL, DecisionRule, label_indicator, predict_labels
 from .objective import residuals, training_decision
 from .problem import VARIANTS, Problem
-from .rules import SCORERS, SELECTIONS, learn_rule
+from .rules import CALIBRATIONS, SCORERS, SELECTIONS, fit_calibrator, learn_rule
 from .solve import solve
 from .solvers.mm import blas_controller
 
@@ -279,7 +277,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         "rule_selection": [StrOptions(set(SELECTIONS))],
         "rule_cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split", "get_n_splits"])],
         "probability": ["boolean"],
-        "calibration": [StrOptions({"sigmoid", "isotonic"})],
+        "calibration": [StrOptions(set(CALIBRATIONS))],
         "tol": [_RealInterval(0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "warm_start": ["boolean"],
@@ -435,10 +433,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         """``calibrators_``: Platt's sigmoid or isotonic regression (scikit-learn's) of membership on the out-of-fold
         decision values, one per fitted label (binary: one, on (f_2 − f_1)/2)."""
         def calibrator(values, member):
-            known = values > NEVER  # a fold that left the label out has no value for it
-            model = _SigmoidCalibration() if self.calibration == "sigmoid" else \
-                IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
-            return model.fit(values[known], member[known], sample_weight=sample_weight[known])
+            return fit_calibrator(values, member, sample_weight, self.calibration)
 
         if self._binary:
             self.calibrators_ = [calibrator(0.5 * (F[:, 1] - F[:, 0]), Y[:, 1] == 1)]

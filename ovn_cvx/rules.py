@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from sklearn.calibration import _SigmoidCalibration
+from sklearn.isotonic import IsotonicRegression
 
 from .labels import NEVER, UTILITIES, DecisionRule
 
@@ -166,7 +167,7 @@ class _Search:
             thresholds = np.full(F.shape[1], start)
             P = DecisionRule(thresholds, fallback=fallback).predict(F)
             current = self.score_of(truth, P, sample_weight)
-            one("per-label thresholds", DecisionRule(thresholds, fallback=fallback))
+            consider("per-label thresholds", [current], lambda _: DecisionRule(thresholds, fallback=fallback))
             for _ in range(2):
                 for k in labels:
                     trials = np.repeat(thresholds[None, :], (candidates := _candidates(F[:, k])).size, axis=0)
@@ -203,15 +204,27 @@ def _right(P, truth, k, sample_weight):
 
 
 def _platt(F, truth, labels, sample_weight) -> tuple[np.ndarray, np.ndarray]:
-    """(A, B) of Platt's sigmoid P(label k) = 1 / (1 + exp(A_k f_k + B_k)) fitted (scikit-learn's) to each searched
-    label's known values; the other labels never (A = 0, B = inf)."""
+    """(A, B) of Platt's sigmoid P(label k) = 1 / (1 + exp(A_k f_k + B_k)) fitted to each searched label's known
+    values; the other labels never (A = 0, B = inf)."""
     A, B = np.zeros(F.shape[1]), np.full(F.shape[1], np.inf)
     for k in labels:
-        known = F[:, k] > NEVER
-        weight = None if sample_weight is None else sample_weight[known]
-        model = _SigmoidCalibration().fit(F[known, k], truth[known, k].astype(np.float64), sample_weight=weight)
+        model = fit_calibrator(F[:, k], truth[:, k], sample_weight)
         A[k], B[k] = model.a_, model.b_
     return A, B
+
+
+#: the calibrations of membership on decision values: Platt's sigmoid and isotonic regression (scikit-learn's)
+CALIBRATIONS = ("sigmoid", "isotonic")
+
+
+def fit_calibrator(values, member, sample_weight=None, method: str = "sigmoid"):
+    """scikit-learn's calibrator ``method`` of ``member`` (boolean) on the decision values ``values``, fitted on
+    the known ones (a fold that left the label out of its fit has NEVER there)."""
+    known = values > NEVER
+    model = _SigmoidCalibration() if method == "sigmoid" else \
+        IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+    return model.fit(values[known], np.asarray(member[known], dtype=np.float64),
+                     sample_weight=None if sample_weight is None else sample_weight[known])
 
 
 def _one_standard_error(best, winner, score_of, F, truth, folds, sample_weight):
