@@ -18,4 +18,17 @@ class SolverNotAvailable(OvNError, ValueError):
         super().__init__(f"solver {solver!r} {reason}; installed solvers: {', '.join(installed) or 'none'}")
 
 
-__all__ = ["OvNError", "SolverNotAvailable"]
+class InsufficientMemory(OvNError, MemoryError):
+    """A solve would need more memory than the machine has available (checked before allocating it)."""
+
+    def __init__(self, what: str, needed: int, available: int, remedy: str):
+        self.needed, self.available = needed, available
+        super().__init__(f"{what} needs about {_size(needed)}, more than the {_size(available)} this machine has "
+                         f"available; {remedy}")
+
+
+def _size(nbytes: int) -> str:
+    return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MiB"
+
+
+__all__ = ["InsufficientMemory", "OvNError", "SolverNotAvailable"]

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
+from ._memory import check_fits
 from ._validation import check_number, naming
 from .kernels import KernelFactor, check_gram, kernel_matrix, validate_kernel
 from .labels import label_indicator
@@ -28,6 +29,9 @@ FIELDS = ("X", "Y", "variant", "kernel", "alpha", "beta", "bias_penalty", "gamma
           "sample_weight", "label_weight")
 #: the fields the kernel matrix depends on: while none of them changes, ``replace`` shares it and its factor
 KERNEL_FIELDS = ("X", "kernel", "gamma", "degree", "coef0")
+#: what to do when an exact kernel problem does not fit in memory
+KERNEL_REMEDY = ("approximate the kernel by r explicit features (OvNClassifier(kernel_approximation='nystroem', "
+                 "n_components=r), or a linear Problem on scikit-learn's Nystroem features), or use fewer samples")
 
 
 def alpha_interval(n_classes: int) -> tuple[float, float]:
@@ -301,6 +305,9 @@ class Problem:
         """G_ij = κ(x_i, x_j) on the training set (kernel formulations only)."""
         if not self.is_kernel:
             raise AttributeError("gram is only defined for kernel formulations")
+        if not (isinstance(self.kernel, str) and self.kernel == "precomputed"):  # else X is the Gram
+            N = self.n_samples
+            check_fits(8 * N * N, f"the {N}×{N} training Gram matrix", KERNEL_REMEDY)
         return self.kernel_matrix(self.X)
 
     @property

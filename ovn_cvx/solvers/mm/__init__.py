@@ -24,9 +24,10 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
+from ..._memory import check_fits
 from ..._validation import check_number
 from ...duality import GapBound, gap_bound, project_hard_constraints
-from ...problem import Problem
+from ...problem import KERNEL_REMEDY, Problem
 from ...result import SolveResult
 from .batched import BatchedPrimalStepper, batchable
 from .common import GramOperator, State, smoothed_hinge, state_objective
@@ -122,12 +123,27 @@ def _make_stepper(problem: Problem, form: str):
         eigenvalues = (1.0, 1.0) if problem.hard_w else (1.0 - problem.alpha, 1.0 + (K - 1) * problem.alpha)
         conditioned = max(eigenvalues) <= 1e4 * min(eigenvalues)
         form = "primal" if n * d * d + K * d ** 3 < n ** 3 / 3 or not conditioned else "pair"
+    if problem.is_kernel:
+        check_fits(_kernel_peak(problem, form), f"the MM solver's {form} form of {problem!r}", KERNEL_REMEDY)
     if form == "pair":
         return PairStepper(problem, GramOperator(problem))
     factor = problem.kernel_factor if problem.is_kernel else None
     if batchable(problem, problem.X if factor is None else factor.features):
         return BatchedPrimalStepper(problem, factor)  # tiny blocks: the class loop vectorized (docs/theory.md §9.7)
     return PrimalStepper(problem, factor)
+
+
+def _kernel_peak(problem: Problem, form: str) -> int:
+    """Bytes a kernel problem's structured form allocates at its peak, at least: N² + 4n² doubles in pair form (the
+    Gram, the n×n pair matrix and its factors), 2N² + (2 + 4K)·d² in primal form (the Gram, the N×d eigen-features,
+    the K class blocks of (d+1)², their factors and inverses); less the Gram of a precomputed kernel, which is the
+    caller's. A lower bound, so that only what cannot fit is refused: measured with tracemalloc, the peak is
+    1.0–1.3× it (docs/theory.md §9.13)."""
+    N, n, K = problem.n_samples, len(problem.pairs), problem.n_classes
+    doubles = N * N + 4 * n * n if form == "pair" else 2 * N * N + (2 + 4 * K) * problem.rank_bound ** 2
+    if isinstance(problem.kernel, str) and problem.kernel == "precomputed":
+        doubles -= N * N
+    return 8 * doubles
 
 
 def _out_of_reach(problem: Problem) -> bool:

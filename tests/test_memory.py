@@ -1,0 +1,112 @@
+"""An exact kernel problem too large for the machine's memory is refused up front, with what to do instead, before
+the N×N Gram or the solver's blocks are allocated; the solver's estimate of its own peak against tracemalloc."""
+import os
+import tracemalloc
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_multilabel_classification
+from sklearn.metrics.pairwise import rbf_kernel
+
+import ovn_cvx
+from ovn_cvx import OvNClassifier, Problem
+from ovn_cvx import _memory
+from ovn_cvx.exceptions import InsufficientMemory, OvNError
+from ovn_cvx.solvers.mm import _kernel_peak
+
+
+def _problem(n, K, kernel="rbf", negatives="none", variant="SwHb", **params):
+    X, Y = make_multilabel_classification(n_samples=n, n_features=12, n_classes=K, random_state=3)
+    if kernel == "precomputed":
+        X = rbf_kernel(X, gamma=0.02)
+    Y = np.where(Y == 1, 1.0, -1.0 if negatives == "rest" else 0.0)
+    return Problem(X, Y, variant, kernel, beta=1.0, **params)
+
+
+@pytest.mark.parametrize("kernel, negatives, variant, form", [
+    ("rbf", "rest", "HwHb", "primal"), ("rbf", "none", "SwSb", "pair"), ("poly", "none", "SwHb", "primal"),
+    ("precomputed", "rest", "HwSb", "auto")])
+def test_peak_estimate_is_a_close_lower_bound(kernel, negatives, variant, form):
+    """The bytes the MM solver's structured forms allocate at their peak (tracemalloc, from building the problem to
+    the certified answer) are at least the estimate the memory check uses (so it never refuses what fits) and
+    within 1.5× of it (so it refuses what does not)."""
+    tracemalloc.start()
+    try:
+        problem = _problem(500, 4, kernel, negatives, variant)
+        result = ovn_cvx.solve(problem, method="mm", form=form)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.success
+    estimate = _kernel_peak(problem, result.info["form"])
+    assert estimate <= peak <= 1.5 * estimate
+
+
+@pytest.fixture
+def little_memory(monkeypatch):
+    """The machine as if 1 MiB were left: every check refuses what needs more."""
+    monkeypatch.setattr(_memory, "available_memory", lambda: 2**20)
+
+
+def test_exact_kernel_fit_too_large_is_refused_before_the_gram(little_memory, monkeypatch):
+    """300 rows: the RBF Gram (0.7 MiB) fits, the solver's blocks do not. The fit fails with InsufficientMemory (a
+    MemoryError and an OvNError, caught by type) naming the way out, without computing a kernel matrix; the Nyström
+    fit of the same data goes through."""
+    def no_kernel(*args, **kwargs):
+        raise AssertionError("a kernel matrix was computed")
+
+    X, Y = make_multilabel_classification(n_samples=300, n_features=12, n_classes=4, random_state=3)
+    monkeypatch.setattr(ovn_cvx.problem, "kernel_matrix", no_kernel)
+    with pytest.raises(InsufficientMemory, match=r"kernel_approximation='nystroem'") as caught:
+        OvNClassifier(kernel="rbf").fit(X, Y)
+    assert isinstance(caught.value, MemoryError) and isinstance(caught.value, OvNError)
+    assert caught.value.available == 2**20 and caught.value.needed > 2**20
+    monkeypatch.undo()
+    monkeypatch.setattr(_memory, "available_memory", lambda: 2**20)
+    approx = OvNClassifier(kernel="rbf", kernel_approximation="nystroem", n_components=20, random_state=0).fit(X, Y)
+    assert approx.result_.success
+
+
+def test_gram_too_large_is_refused_before_it_is_built(little_memory, monkeypatch):
+    """A polynomial kernel's Gram is built (and checked) when the problem is: 600 rows need 2.7 MiB: refused with
+    the Gram's size in the message, before any kernel matrix exists; a precomputed Gram is the caller's and is not
+    refused for its own size."""
+    X, Y = make_multilabel_classification(n_samples=600, n_features=12, n_classes=3, random_state=3)
+    monkeypatch.setattr(ovn_cvx.problem, "kernel_matrix",
+                        lambda *args, **kwargs: pytest.fail("a kernel matrix was computed"))
+    with pytest.raises(InsufficientMemory, match=r"600×600 training Gram matrix needs about 2\.7 MiB, more than the "
+                                                  r"1\.0 MiB"):
+        Problem(X, Y, kernel="poly")
+    monkeypatch.undo()
+    monkeypatch.setattr(_memory, "available_memory", lambda: 2**20)
+    Problem(rbf_kernel(X), Y, kernel="precomputed")
+
+
+def test_linear_problems_are_not_checked(little_memory):
+    """The check is the kernel forms': a linear problem's structured systems are bounded by the form choice
+    (matrix-free beyond 1 GiB)."""
+    X, Y = make_multilabel_classification(n_samples=300, n_features=12, n_classes=4, random_state=3)
+    assert OvNClassifier().fit(X, Y).result_.success
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/meminfo"), reason="Linux's /proc/meminfo")
+def test_available_memory_is_within_the_machine():
+    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert 0 < _memory.available_memory() <= total
+
+
+def test_cgroup_limit_caps_available_memory(tmp_path, monkeypatch):
+    """In a container the cgroup's limit less its usage caps what the host reports; "max" means no limit; where
+    nothing is known nothing is checked."""
+    limit, usage = tmp_path / "memory.max", tmp_path / "memory.current"
+    limit.write_text("3000000\n")
+    usage.write_text("1000000\n")
+    monkeypatch.setattr(_memory, "_CGROUPS", ((str(limit), str(usage)),))
+    host = _memory.available_memory()
+    assert host is not None and host <= 2_000_000
+    monkeypatch.setattr(_memory, "Path", lambda path: tmp_path / "absent" if "meminfo" in str(path)
+                        else type(tmp_path)(path))
+    assert _memory.available_memory() == 2_000_000
+    limit.write_text("max\n")
+    assert _memory.available_memory() is None
+    _memory.check_fits(10**30, "anything", "nothing to do")  # unknown: not refused
