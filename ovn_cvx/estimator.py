@@ -75,7 +75,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     gamma, degree, coef0 :
         Kernel parameters as in :class:`sklearn.svm.SVC` (``gamma="scale"`` is 1 / (M · Var X)).
     kernel_approximation : {None, "nystroem", "rff"}, default=None
-        None: the exact kernel (a problem of N coefficients per class, with the N×N Gram matrix). ``"nystroem"``
+        None: the exact kernel (a problem of N coefficients per class, with the N×N Gram matrix; one that would not
+        fit in the machine's memory raises :class:`~ovn_cvx.exceptions.InsufficientMemory` before it is built,
+        docs/theory.md §9.13). ``"nystroem"``
         (scikit-learn's ``Nystroem``, kernels "linear", "rbf", "poly", "sigmoid") or ``"rff"`` (random Fourier
         features, scikit-learn's ``RBFSampler``; ``kernel="rbf"`` only): the kernel is replaced by an explicit
         feature map of ``n_components`` features and the problem is solved in the linear (primal) form on them,

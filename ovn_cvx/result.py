@@ -13,6 +13,8 @@ from .problem import Problem
 #: the status that means "a solution to the requested accuracy": CVXPY's solver verdict, or (fast solver) a
 #: proven bound on F − F* within ``gap_tol`` (docs/theory.md §6)
 SUCCESS_STATUSES = ("optimal",)
+#: kernel prediction computes κ(X_new, X_S) by blocks of at most this many entries (128 MiB)
+PREDICT_BLOCK = 2**24
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,10 @@ class Predictor:
             G = G.toarray() if sp.issparse(G) else G
         elif not self.support.size:  # W = 0; pairwise_kernels rejects an empty basis
             G = np.zeros((X_new.shape[0], 0))
-        else:
-            G = kernel_matrix(self.kernel, X_new, self.basis, **self.params)
+        else:  # by blocks of rows: κ(X_new, X_S) for a million rows would not fit
+            rows = max(1, PREDICT_BLOCK // self.support.size)
+            return np.vstack([kernel_matrix(self.kernel, X_new[start:start + rows], self.basis, **self.params)
+                              @ self.coef + self.b for start in range(0, X_new.shape[0], rows)])
         return G @ self.coef + self.b
 
 

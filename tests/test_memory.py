@@ -1,5 +1,6 @@
 """An exact kernel problem too large for the machine's memory is refused up front, with what to do instead, before
-the N×N Gram or the solver's blocks are allocated; the solver's estimate of its own peak against tracemalloc."""
+the N×N Gram or the solver's blocks are allocated; the solver's estimate of its own peak against tracemalloc; kernel
+prediction by blocks of rows."""
 import os
 import tracemalloc
 
@@ -12,6 +13,7 @@ import ovn_cvx
 from ovn_cvx import OvNClassifier, Problem
 from ovn_cvx import _memory
 from ovn_cvx.exceptions import InsufficientMemory, OvNError
+from ovn_cvx.kernels import kernel_matrix
 from ovn_cvx.solvers.mm import _kernel_peak
 
 
@@ -44,8 +46,9 @@ def test_peak_estimate_is_a_close_lower_bound(kernel, negatives, variant, form):
 
 @pytest.fixture
 def little_memory(monkeypatch):
-    """The machine as if 1 MiB were left: every check refuses what needs more."""
+    """The machine as if 1 MiB were left, every allocation checked: every check refuses what needs more."""
     monkeypatch.setattr(_memory, "available_memory", lambda: 2**20)
+    monkeypatch.setattr(_memory, "CHECK_FROM", 0)
 
 
 def test_exact_kernel_fit_too_large_is_refused_before_the_gram(little_memory, monkeypatch):
@@ -61,8 +64,7 @@ def test_exact_kernel_fit_too_large_is_refused_before_the_gram(little_memory, mo
         OvNClassifier(kernel="rbf").fit(X, Y)
     assert isinstance(caught.value, MemoryError) and isinstance(caught.value, OvNError)
     assert caught.value.available == 2**20 and caught.value.needed > 2**20
-    monkeypatch.undo()
-    monkeypatch.setattr(_memory, "available_memory", lambda: 2**20)
+    monkeypatch.setattr(ovn_cvx.problem, "kernel_matrix", kernel_matrix)
     approx = OvNClassifier(kernel="rbf", kernel_approximation="nystroem", n_components=20, random_state=0).fit(X, Y)
     assert approx.result_.success
 
@@ -77,8 +79,7 @@ def test_gram_too_large_is_refused_before_it_is_built(little_memory, monkeypatch
     with pytest.raises(InsufficientMemory, match=r"600×600 training Gram matrix needs about 2\.7 MiB, more than the "
                                                   r"1\.0 MiB"):
         Problem(X, Y, kernel="poly")
-    monkeypatch.undo()
-    monkeypatch.setattr(_memory, "available_memory", lambda: 2**20)
+    monkeypatch.setattr(ovn_cvx.problem, "kernel_matrix", kernel_matrix)
     Problem(rbf_kernel(X), Y, kernel="precomputed")
 
 
@@ -110,3 +111,35 @@ def test_cgroup_limit_caps_available_memory(tmp_path, monkeypatch):
     limit.write_text("max\n")
     assert _memory.available_memory() is None
     _memory.check_fits(10**30, "anything", "nothing to do")  # unknown: not refused
+    limit.write_text("3000000\n")
+    _memory.check_fits(_memory.CHECK_FROM - 1, "anything", "nothing to do")  # small: not checked
+    with pytest.raises(InsufficientMemory):
+        _memory.check_fits(_memory.CHECK_FROM, "anything", "nothing to do")
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_kernel_prediction_by_blocks_of_rows(monkeypatch, sparse):
+    """Decision values of many new rows are computed by blocks of at most PREDICT_BLOCK kernel entries (here 7 rows'
+    worth, the last block shorter): the same values as scikit-learn's RBF kernel on all rows at once, dense or
+    sparse input, and no kernel block larger than the limit."""
+    import scipy.sparse as sp
+
+    from ovn_cvx import result as result_module
+
+    X, Y = make_multilabel_classification(n_samples=80, n_features=12, n_classes=3, random_state=3)
+    est = OvNClassifier(kernel="rbf", gamma=0.05).fit(X, Y)
+    predictor = est.result_.predictor
+    monkeypatch.setattr(result_module, "PREDICT_BLOCK", 7 * predictor.support.size)
+    shapes = []
+
+    def spy(*args, **kwargs):
+        block = kernel_matrix(*args, **kwargs)
+        shapes.append(block.shape)
+        return block
+
+    monkeypatch.setattr(result_module, "kernel_matrix", spy)
+    X_new = np.random.default_rng(0).poisson(2.0, size=(50, 12)).astype(float)
+    values = predictor.decision_function(sp.csr_matrix(X_new) if sparse else X_new)
+    expected = rbf_kernel(X_new, X[predictor.support], gamma=0.05) @ predictor.coef + predictor.b
+    np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12)
+    assert [rows for rows, _ in shapes] == [7] * 7 + [1]
