@@ -43,11 +43,15 @@ def available_memory() -> int | None:
 CHECK_FROM = 2**28
 
 
-def check_fits(needed: int, what: str, remedy: str) -> None:
-    """Raise :class:`~ovn_cvx.exceptions.InsufficientMemory` if ``needed`` bytes (from CHECK_FROM on) exceed what
-    is available."""
+def fits(needed: int) -> bool:
+    """Whether ``needed`` bytes fit in what is available (unchecked below CHECK_FROM, or where nothing is known)."""
     if needed < CHECK_FROM:
-        return
+        return True
     available = available_memory()
-    if available is not None and needed > available:
-        raise InsufficientMemory(what, needed, available, remedy)
+    return available is None or needed <= available
+
+
+def check_fits(needed: int, what: str, remedy: str) -> None:
+    """Raise :class:`~ovn_cvx.exceptions.InsufficientMemory` if ``needed`` bytes do not :func:`fit <fits>`."""
+    if not fits(needed):
+        raise InsufficientMemory(what, needed, available_memory(), remedy)

@@ -143,3 +143,19 @@ def test_kernel_prediction_by_blocks_of_rows(monkeypatch, sparse):
     expected = rbf_kernel(X_new, X[predictor.support], gamma=0.05) @ predictor.coef + predictor.b
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12)
     assert [rows for rows, _ in shapes] == [7] * 7 + [1]
+
+
+def test_no_primal_retry_that_would_not_fit(monkeypatch):
+    """"auto" re-solves an uncertified pair-form answer in primal form (an RBF kernel on 1-D data, whose Gram is
+    nearly singular: tests/solvers/test_mm_soundness.py) only where the primal form fits: with room for the pair
+    form (13 kB) and not the primal one (31 kB) the honest pair-form answer is returned, not an InsufficientMemory
+    raised after it was found."""
+    rng = np.random.default_rng(8)
+    problem = Problem.from_labels(rng.normal(size=(18, 1)), np.arange(18) % 2, "HwSb", "rbf",
+                                  beta=float(rng.uniform(1, 6)))
+    assert _kernel_peak(problem, "pair") < 20_000 < _kernel_peak(problem, "primal")
+    monkeypatch.setattr(_memory, "available_memory", lambda: 20_000)
+    monkeypatch.setattr(_memory, "CHECK_FROM", 0)
+    result = ovn_cvx.solve(problem, "mm")
+    assert result.info["form"] == "pair" and not result.success and "pair_attempt" not in result.info
+    assert result.status == "inaccurate"

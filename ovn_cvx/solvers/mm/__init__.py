@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
-from ..._memory import check_fits
+from ..._memory import check_fits, fits
 from ..._validation import check_number
 from ...duality import GapBound, gap_bound, project_hard_constraints
 from ...problem import KERNEL_REMEDY, Problem
@@ -310,7 +310,7 @@ def _retry_in_primal(problem, result: SolveResult, finish: str) -> bool:
     (measured: 17–19 points, bounds 2.6e-6 and 4.2e-4 against 3e-15 and 5e-10; docs/theory.md §9.8)."""
     d, K = problem.rank_bound + 1, problem.n_classes
     return (result.info["form"] == "pair" and finish in ("auto", "interior") and not result.success
-            and K * d * d <= STRUCTURED_BUDGET)
+            and K * d * d <= STRUCTURED_BUDGET and (not problem.is_kernel or fits(_kernel_peak(problem, "primal"))))
 
 
 def _better(primal: SolveResult, pair: SolveResult) -> SolveResult:
