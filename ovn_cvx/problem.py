@@ -267,6 +267,11 @@ class Problem:
         return not (isinstance(self.kernel, str) and self.kernel == "linear")
 
     @property
+    def is_precomputed(self) -> bool:
+        """X is the caller's training Gram matrix (kernel "precomputed")."""
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    @property
     def hard_w(self) -> bool:
         return self.variant.startswith("Hw")
 
@@ -305,7 +310,7 @@ class Problem:
         """G_ij = κ(x_i, x_j) on the training set (kernel formulations only)."""
         if not self.is_kernel:
             raise AttributeError("gram is only defined for kernel formulations")
-        if not (isinstance(self.kernel, str) and self.kernel == "precomputed"):  # else X is the Gram
+        if not self.is_precomputed:  # else X is the Gram
             N = self.n_samples
             check_fits(8 * N * N, f"the {N}×{N} training Gram matrix", KERNEL_REMEDY)
         return self.kernel_matrix(self.X)

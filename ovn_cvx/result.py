@@ -40,7 +40,7 @@ class Predictor:
         # exact zeros: the rows of samples with μ_p = 0 of a dual-based solution (the MM polish, the pair form);
         # no threshold, since on a singular G a row of small coefficients can carry a real part of w
         support = np.flatnonzero((coef != 0).any(axis=1))
-        precomputed = isinstance(problem.kernel, str) and problem.kernel == "precomputed"
+        precomputed = problem.is_precomputed
         gamma = problem.gamma if callable(problem.kernel) or precomputed else resolve_gamma(problem.gamma,
                                                                                               problem.X)
         return cls(coef=coef[support], b=b, n_features=problem.n_features, kernel=problem.kernel,

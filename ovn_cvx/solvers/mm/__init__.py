@@ -141,7 +141,7 @@ def _kernel_peak(problem: Problem, form: str) -> int:
     1.0–1.3× it (docs/theory.md §9.13)."""
     N, n, K = problem.n_samples, len(problem.pairs), problem.n_classes
     doubles = N * N + 4 * n * n if form == "pair" else 2 * N * N + (2 + 4 * K) * problem.rank_bound ** 2
-    if isinstance(problem.kernel, str) and problem.kernel == "precomputed":
+    if problem.is_precomputed:
         doubles -= N * N
     return 8 * doubles
 
