@@ -12,7 +12,8 @@ the results **in the order of** ``items``.
 * ``scheduler="tcp://host:8786"``: the same joblib loop under ``joblib.parallel_config(backend="dask")`` with a
   ``distributed.Client`` connected to that scheduler; every worker of the cluster is used (joblib's Dask backend
   ignores ``n_jobs``). Needs the optional extra ``dask`` (``pip install "ovn-cvx[dask]"``); without it
-  :class:`DaskNotInstalled` says so. The cluster's workers must be able to import ovn_cvx (and any user's solver).
+  :class:`DaskNotInstalled` says so, and a scheduler that does not answer within :data:`SCHEDULER_TIMEOUT` seconds
+  is a :class:`SchedulerUnreachable`. The cluster's workers must be able to import ovn_cvx (and any user's solver).
 
 Progress (``progress=True``) goes through :mod:`ovn_cvx._progress` in the calling process, one step per finished
 item (in order); ``on_result`` is called there with each result, also in order. Timings measured inside ``func``
@@ -29,8 +30,16 @@ from ._progress import progress_steps
 DASK_EXTRA = 'pip install "ovn-cvx[dask]"'
 
 
+#: seconds to wait for a Dask scheduler to answer (dask.distributed's own default is 30 s)
+SCHEDULER_TIMEOUT = 5.0
+
+
 class DaskNotInstalled(ImportError):
     """``scheduler=`` was given but ``dask.distributed`` cannot be imported."""
+
+
+class SchedulerUnreachable(ConnectionError):
+    """``scheduler=`` is not the address of a Dask scheduler that answers within :data:`SCHEDULER_TIMEOUT`."""
 
 
 def check_n_jobs(n_jobs, name: str = "n_jobs") -> int:
@@ -58,31 +67,56 @@ def require_dask():
     return Client
 
 
+def _probe_scheduler(scheduler: str) -> None:
+    """Open and close one connection to ``scheduler``; :class:`SchedulerUnreachable` with the reason when that
+    fails or takes longer than :data:`SCHEDULER_TIMEOUT` (probed first: a ``Client`` that cannot connect leaves
+    warnings behind when it is collected)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed.comm import connect
+
+    async def probe():
+        comm = await connect(scheduler, timeout=SCHEDULER_TIMEOUT)
+        await comm.close()
+
+    try:  # in a thread of its own: the caller may be inside an event loop (Jupyter)
+        with ThreadPoolExecutor(1) as thread:
+            thread.submit(asyncio.run, probe()).result()
+    except Exception as err:  # noqa: BLE001 — whatever the address does wrong, it is not a scheduler
+        raise SchedulerUnreachable(f"no Dask scheduler answers at {scheduler!r} within {SCHEDULER_TIMEOUT:g} s "
+                                   f"({type(err).__name__}: {err})") from None
+
+
 @contextlib.contextmanager
 def dask_backend(scheduler: str):
     """Within this context every joblib loop (ours, scikit-learn's ``n_jobs``) runs on the Dask cluster at
-    ``scheduler``: a ``distributed.Client`` and ``joblib.parallel_config(backend="dask")``."""
+    ``scheduler``: a ``distributed.Client`` and ``joblib.parallel_config(backend="dask")``.
+    :class:`SchedulerUnreachable` when the scheduler does not answer within :data:`SCHEDULER_TIMEOUT` seconds."""
     import joblib
 
     check_scheduler(scheduler)
     client_class = require_dask()
-    with client_class(scheduler) as client, joblib.parallel_config(backend="dask"):
+    _probe_scheduler(scheduler)
+    with client_class(scheduler, timeout=SCHEDULER_TIMEOUT) as client, joblib.parallel_config(backend="dask"):
         yield client
+
+
+def cloudpickle():
+    """The cloudpickle module joblib uses: the package (joblib >= 1.5) or joblib's own copy (older joblib)."""
+    try:
+        import cloudpickle as module
+    except ImportError:
+        from joblib.externals import cloudpickle as module
+    return module
 
 
 def pickle_by_value(module) -> None:
     """Let the workers receive ``module``'s functions and classes by value (cloudpickle, as joblib and Dask use it):
     a benchmark script imported from its file (a test) is not importable by name in a worker process. Nothing to
     do for ``__main__``, which cloudpickle always ships by value."""
-    if module.__name__ == "__main__":
-        return
-    import importlib
-
-    for name in ("cloudpickle", "joblib.externals.cloudpickle"):  # joblib ≥ 1.5 uses the package, older a copy
-        try:
-            importlib.import_module(name).register_pickle_by_value(module)
-        except ImportError:
-            continue
+    if module.__name__ != "__main__":
+        cloudpickle().register_pickle_by_value(module)
 
 
 class _SingleThreaded:
@@ -138,5 +172,6 @@ def parallel_map(func, items, n_jobs: int = 1, scheduler: str | None = None, *, 
     return results
 
 
-__all__ = ["DASK_EXTRA", "DaskNotInstalled", "check_n_jobs", "check_scheduler", "dask_backend", "parallel_map",
-           "pickle_by_value", "require_dask"]
+__all__ = ["DASK_EXTRA", "DaskNotInstalled", "SCHEDULER_TIMEOUT", "SchedulerUnreachable", "check_n_jobs",
+           "check_scheduler", "cloudpickle", "dask_backend", "parallel_map", "pickle_by_value",
+           "require_dask"]

@@ -1,16 +1,37 @@
 """The ``ovn-cvx`` command line. Each sub-command lives in its own module's ``register(subparsers)``.
 
 Every argument is checked while the command line is parsed (the argparse types below), so that a bad value is
-a one-line usage error (exit status 2), never a traceback from deep inside a run.
+a one-line usage error (exit status 2), never a traceback from deep inside a run. A command's module is imported
+only when that command is named: ``ovn-cvx --version`` and ``ovn-cvx --help`` import neither scikit-learn nor CVXPY.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+import tempfile
 from pathlib import Path
 
-COMMAND_MODULES = ("ovn_cvx.verify.commands", "ovn_cvx.experiments.commands")
+#: the sub-commands: name → (the module whose ``register(subparsers)`` adds it, its one-line summary)
+COMMANDS = {
+    "verify": ("ovn_cvx.verify.commands",
+               "check every formulation and solver against a proven reference (KKT, identities)"),
+    "compare": ("ovn_cvx.verify.commands",
+                "compare solvers, your own included, on the verification suite; a CI gate on false success claims"),
+    "reproduce": ("ovn_cvx.experiments.commands", "recompute the paper's experiment tables and figures"),
+}
+class UsageError(ValueError):
+    """A command-line argument found unusable once the run starts (e.g. an unreachable scheduler): ``ovn-cvx``
+    reports it as a usage error naming ``argument`` (exit status 2)."""
+
+    def __init__(self, argument: str, message: str):
+        super().__init__(message)
+        self.argument = argument
+
+
+def summary(command: str) -> str:
+    """The one-line summary of ``command`` (``ovn-cvx --help``)."""
+    return COMMANDS[command][1]
 
 
 def positive_int(text: str) -> int:
@@ -24,9 +45,21 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_seconds(text: str) -> float:
+    """Argparse type: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
+
+
 def scheduler_address(text: str) -> str:
     """Argparse type: a ``dask.distributed`` scheduler address; a usage error naming the extra ``dask`` when
-    dask.distributed is not installed."""
+    dask.distributed is not installed. Whether it answers is found when the run connects (a usage error then
+    too, after a short connect timeout: :class:`ovn_cvx._parallel.SchedulerUnreachable`)."""
     from ._parallel import DaskNotInstalled, check_scheduler, require_dask
     try:
         check_scheduler(text)
@@ -51,13 +84,21 @@ def add_parallel_arguments(parser, *, what: str = "problems", timing: bool = Fal
 
 
 def output_directory(text: str) -> Path:
-    """Argparse type: a directory that exists or can be created (its nearest existing ancestor is a directory)."""
+    """Argparse type: a directory that exists or can be created, and that this process can write into (checked
+    by creating and removing a file in it or in its nearest existing ancestor), so that a run does not end
+    without its reports."""
     path = Path(text)
     if not text.strip():
         raise argparse.ArgumentTypeError("must be a directory name, got an empty string")
     existing = next(p for p in (path.absolute(), *path.absolute().parents) if p.exists())
     if not existing.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is not a directory: {existing} is a file")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        what = "is not writable" if existing == path.absolute() else f"cannot be created in {existing}"
+        raise argparse.ArgumentTypeError(f"{text!r} {what} ({err.strerror or err})") from None
     return path
 
 
@@ -72,20 +113,42 @@ def solver_name(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{err} (or 'mm')") from None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(load=None) -> argparse.ArgumentParser:
+    """The parser of ``ovn-cvx``. ``load``: the names of the commands whose modules are imported (default: all);
+    the others are listed by their summaries only."""
     from . import __version__
 
-    parser = argparse.ArgumentParser(prog="ovn-cvx", description="One-versus-none SVM: solve, verify, compare.")
+    parser = argparse.ArgumentParser(
+        prog="ovn-cvx", description="One-versus-none SVM: verify the formulations and solvers, compare solvers "
+                                    "(your own included), reproduce the paper.",
+        epilog="Run 'ovn-cvx COMMAND --help' for what a command does, how long it takes and its exit statuses.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for module in COMMAND_MODULES:
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    load = COMMANDS if load is None else load
+    for module in dict.fromkeys(COMMANDS[name][0] for name in load):
         importlib.import_module(module).register(sub)
+    for name in COMMANDS:
+        if name not in sub.choices:  # not loaded: listed with its summary
+            sub.add_parser(name, help=summary(name))
+    for command_parser in sub.choices.values():
+        command_parser.set_defaults(usage_error=command_parser.error)
     return parser
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    return int(args.run(args) or 0)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # the top-level options take no value: the first other word names the command
+    command = next((word for word in argv if not word.startswith("-")), None)
+    args = build_parser([command] if command in COMMANDS else []).parse_args(argv)
+    from ._parallel import SchedulerUnreachable
+
+    try:
+        return int(args.run(args) or 0)
+    except SchedulerUnreachable as err:
+        error = UsageError("--scheduler", str(err))
+    except UsageError as err:
+        error = err
+    args.usage_error(f"argument {error.argument}: {error}")  # exits with status 2
 
 
 if __name__ == "__main__":

@@ -20,10 +20,10 @@ from sklearn.utils.validation import check_array
 
 from ._memory import check_fits
 from ._validation import check_number, naming
+from ._variants import VARIANTS
 from .kernels import KernelFactor, check_gram, kernel_matrix, validate_kernel
 from .labels import label_indicator
 
-VARIANTS = ("SwSb", "SwHb", "HwSb", "HwHb")
 #: the constructor's arguments: the fields ``Problem.replace`` can change
 FIELDS = ("X", "Y", "variant", "kernel", "alpha", "beta", "bias_penalty", "gamma", "degree", "coef0",
           "sample_weight", "label_weight")

@@ -1,111 +1,198 @@
 """``ovn-cvx verify`` and ``ovn-cvx compare``.
 
-``verify`` runs the suite (default: small, about a minute at most; ``--full``: larger problems) with every
-check, prints the solver-comparison table and the checks, optionally writes the reports (``--out DIR``:
-report.md, comparison.csv, summary.csv, breakdown.csv, profile.csv, checks.csv, report.json and the performance
-profile figure) and exits with status 1 when the suite fails (see :mod:`ovn_cvx.verify.runner`). ``compare`` prints
-the solver-comparison report only.
+Both run the verification suite (:func:`~ovn_cvx.verify.runner.run_suite`) and print a one-line verdict first, the
+optional solvers that are not installed in one line, then a short summary per method (every table with
+``--details``); ``--out DIR`` writes the full reports. ``verify`` adds the identity checks. Their exit statuses are
+:data:`EXIT_STATUSES`. The solvers are imported when a command runs, not when its ``--help`` is asked for.
 """
 from __future__ import annotations
 
 import argparse
-import sys
+import dataclasses
+import functools
+import textwrap
 
-import pandas as pd
+from .._variants import FORMULATIONS, KINDS, VARIANTS
+from ..cli import add_parallel_arguments, output_directory, positive_seconds, summary
 
-from ..cli import add_parallel_arguments, output_directory
-from ..problem import VARIANTS
-from .comparison import REGISTERED, Method
-from .plugins import load_callable
-from .runner import KINDS, run_suite
-from .suite import DEFAULT_BINARY, DEFAULT_SUITE, FULL_BINARY, FULL_SUITE
+#: exit statuses: every success claim true and every check passed / a false success claim or a failed check /
+#: a usage error / no false claim, but a user's solver gave no answer somewhere
+PASSED, FAILED, USAGE, UNANSWERED = 0, 1, 2, 3
+EXIT_STATUSES = f"""\
+exit status:
+  {PASSED}  every success claim holds (within its tolerance of the proven
+     reference) and every check passed
+  {FAILED}  a false success claim (a high-accuracy, MM or --method run claims
+     "optimal" and is not within its tolerance of the proven reference), a
+     failed check, a problem without a proven reference, or no method ran
+  {USAGE}  usage error: a bad argument, --out not writable, a --method that
+     cannot be imported, a --scheduler that does not answer
+  {UNANSWERED}  no false claim, but a --method run gave no answer: it raised,
+     called sys.exit, took longer than --time-limit or returned something that
+     is not a solution (--details shows why)"""
+#: the summary columns printed without --details
+SHORT_COLUMNS = ["method", "problems", "success_rate", "correct_rate", "certified_rate", "wall_sgm", "max_rel_gap"]
+#: how to install the optional solvers that are compared when installed
+SOLVERS_EXTRA = 'pip install "ovn-cvx[solvers]"'
 
 
-def _print_frame(frame: pd.DataFrame) -> None:
+def _print_frame(frame) -> None:
+    import pandas as pd
+
     with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200,
-                           "display.float_format", "{:.3g}".format):
+                           "display.max_colwidth", 200, "display.float_format", "{:.3g}".format):
         print(frame.to_string(index=False) if len(frame) else "(none)")
 
 
-def method_spec(text: str) -> Method:
-    """Argparse type: "QP:clarabel", "qpsolvers:BACKEND", a registered name, or a user's "module:function"."""
-    if text in REGISTERED or text.lower().startswith(("qp:", "qpsolvers:")):
-        try:
-            return Method.parse(text)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
+def method_spec(text: str):
+    """Argparse type: "QP:clarabel", "qpsolvers:BACKEND", a registered name, or a user's "module:function" (found
+    from the current directory, as ``python -m`` finds modules)."""
+    from .comparison import REGISTERED, Method
+    from .plugins import load_callable
+
     try:
+        if text in REGISTERED or text.lower().startswith(("qp:", "qpsolvers:")):
+            return Method.parse(text)
         return Method.plugin(text, load_callable(text))
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _run_suite(args, identities: bool):
-    report = run_suite(FULL_SUITE if args.full else DEFAULT_SUITE, solvers=args.solvers, methods=args.method,
-                       formulations=args.formulations, binary=FULL_BINARY if args.full else DEFAULT_BINARY,
-                       identities=identities, progress=not args.no_progress, n_jobs=args.n_jobs,
-                       scheduler=args.scheduler)
-    for method, reason in report.unavailable.items():
-        print(f"warning: {method} skipped — {reason}", file=sys.stderr)
-    print(f"ovn_cvx solver comparison — {report.machine['date']}, {report.machine['platform']}, "
-          f"cvxpy {report.machine['versions']['cvxpy']}")
-    _print_frame(report.summary())
-    return report
+def _skipped(unavailable: dict) -> list[str]:
+    """The methods that could not run, in one line for the optional solvers (with the install hint) and one line
+    for the others (each with its reason)."""
+    from .comparison import EXTRA_SOLVERS, Method
+
+    optional, other = {}, {}
+    for label, reason in unavailable.items():
+        method = Method.parse(label)
+        name = method.label if method.method == "qp" else method.solver  # a CVXPY solver once, not per preset
+        if method.solver in EXTRA_SOLVERS or label.startswith("qpsolvers:"):
+            optional[name] = reason
+        else:
+            other.setdefault(name, reason)
+    lines = [f"not installed, skipped: {', '.join(optional)} ({SOLVERS_EXTRA} adds them)"] if optional else []
+    return lines + [f"skipped: {name} — {reason}" for name, reason in other.items()]
 
 
-def _finish(args, report) -> int:
-    if args.out:
-        paths = report.write(args.out)
-        print("reports written: " + ", ".join(str(p) for p in paths.values()))
-    failures = report.failures()
-    print(f"\n{'PASSED' if not failures else 'FAILED'} in {report.elapsed:.1f} s" +
-          (f": {len(failures)} failure(s)" if failures else ""))
-    for line in failures:
-        print(f"  {line}")
-    return 1 if failures else 0
+def _verdict(report, failures: list[str], unanswered: list[str], problems: int) -> tuple[int, str]:
+    """The exit status and the one-line verdict."""
+    seconds = f"{report.elapsed:.1f} s"
+    if failures:
+        return FAILED, f"FAILED: {len(failures)} failure(s) on {problems} problems ({seconds}); listed below"
+    if unanswered:
+        return UNANSWERED, (f"NO ANSWER: no false success claim on {problems} problems, but {len(unanswered)} "
+                            f"run(s) of a --method gave no answer ({seconds}); listed below")
+    return PASSED, (f"PASSED: every success claim on {problems} problems holds against a proven reference "
+                    f"({report.comparison['method'].nunique()} methods, {seconds})")
 
 
-def _verify(args) -> int:
-    report = _run_suite(args, identities=True)
-    print("\nChecks:")
-    _print_frame(report.check_summary())
-    return _finish(args, report)
+def _run(args, identities: bool) -> int:
+    from . import suite
+    from .runner import run_suite
 
-
-def _compare(args) -> int:
-    report = _run_suite(args, identities=False)
+    methods = [dataclasses.replace(m, time_limit=args.time_limit) if m.method == "plugin" else m
+               for m in args.method or ()]
+    report = run_suite(suite.FULL_SUITE if args.full else suite.DEFAULT_SUITE, solvers=args.solvers,
+                       methods=methods or None, formulations=args.formulations,
+                       binary=suite.FULL_BINARY if args.full else suite.DEFAULT_BINARY, identities=identities,
+                       progress=not args.no_progress, n_jobs=args.n_jobs, scheduler=args.scheduler)
+    failures, unanswered = report.failures(), report.unanswered()
+    problems = 0 if report.comparison.empty else len(report.comparison[["case", "formulation"]].drop_duplicates())
+    status, verdict = _verdict(report, failures, unanswered, problems)
+    print(verdict)
+    for line in _skipped(report.unavailable):
+        print(line)
+    summary_table = report.summary()
     if args.details:
+        machine = report.machine
+        print(f"\nSolver comparison — {machine['date']}, {machine['platform']}, cvxpy {machine['versions']['cvxpy']}")
+        _print_frame(summary_table)
+    else:
+        print()
+        _print_frame(summary_table[SHORT_COLUMNS] if len(summary_table) else summary_table)
+    if identities:
+        _print_checks(report, args.details)
+    if args.details and not identities:
         print("\nPer problem:")
         _print_frame(report.comparison[["case", "formulation", "method", "status", "checked_success", "certified",
                                         "rel_gap", "max_df", "kkt_residual", "wall_time"]])
-    return _finish(args, report)
+    for title, lines in (("Failures", failures), ("Runs of a --method without an answer", unanswered)):
+        if lines:
+            print(f"\n{title}:")
+            print("\n".join(f"  {line}" for line in lines))
+    if args.out:
+        paths = report.write(args.out)
+        print(f"\nreports written to {args.out}: " + ", ".join(p.name for p in paths.values()))
+    if not args.details:
+        print("\n--details: every column, " + ("the per-check table" if identities else "one row per problem")
+              + "; --out DIR: the full reports")
+    return status
+
+
+def _print_checks(report, details: bool) -> None:
+    checks = report.check_summary()
+    if details:
+        print("\nChecks:")
+        _print_frame(checks)
+    else:
+        kinds = ", ".join(dict.fromkeys(checks["check"]))
+        print(f"\nchecks: {int(checks['passed'].sum())} of {len(checks)} passed ({kinds})")
 
 
 def _add_common(p) -> None:
-    p.add_argument("--full", action="store_true", help="the larger suite (more K, M, N, medium sizes, kernels)")
+    p.add_argument("--full", action="store_true",
+                   help="the larger suite (more K, M, N, medium sizes, kernels; about 3 min with --n-jobs 1 and "
+                        "the 'solvers' extra)")
     p.add_argument("--solvers", nargs="+", metavar="SOLVER",
                    help="CVXPY solvers and/or MM (default: CLARABEL ECOS OSQP SCS, the installed ones of the "
                         "'solvers' extra, MM and the QP methods); each runs at the default and the "
                         "high-accuracy preset")
     p.add_argument("--method", action="append", metavar="MODULE:FUNCTION", type=method_spec,
-                   help="also compare a user's solver, a callable problem -> SolveResult or (coef, b, status) "
-                        "(repeatable); or QP:clarabel / qpsolvers:BACKEND on the exported QP")
-    p.add_argument("--formulations", nargs="+", metavar="F",
-                   choices=[*VARIANTS, *KINDS, *(f"{k}-{v}" for k in KINDS for v in VARIANTS)],
-                   help=f"select problems by variant {VARIANTS}, kind {KINDS} or '<kind>-<variant>'")
+                   help="also compare your own solver: a function problem -> SolveResult or (coef, b, status), "
+                        "imported from the current directory like 'python -m' (repeatable). It runs in a separate "
+                        "process: an exception, a sys.exit, a hang or an invalid answer is its row, not the end of "
+                        "the run. Or QP:clarabel / qpsolvers:BACKEND on the exported QP")
+    p.add_argument("--time-limit", type=positive_seconds, default=300.0, metavar="SECONDS",
+                   help="stop a --method that has not answered on one problem after this many seconds "
+                        "(default: %(default)g)")
+    p.add_argument("--formulations", nargs="+", metavar="F", choices=FORMULATIONS,
+                   help=f"select problems by variant {', '.join(VARIANTS)}, kind {', '.join(KINDS)} or "
+                        "'<kind>-<variant>' (e.g. kernel-HwHb)")
+    p.add_argument("--details", action="store_true",
+                   help="print every table: all summary columns, "
+                        + "the per-check table (verify), one row per problem and method (compare)")
     p.add_argument("--out", metavar="DIR", type=output_directory,
                    help="write report.md, comparison.csv, summary.csv, breakdown.csv, profile.csv, checks.csv, "
-                        "report.json and performance_profile.png (with matplotlib) into DIR")
+                        "report.json and performance_profile.png (with matplotlib) into DIR (checked to be "
+                        "writable before the run)")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress on stderr (a tqdm bar when tqdm is installed, else a line per problem)")
     add_parallel_arguments(p, what="problems (each with its solvers and checks)")
 
 
+#: what each command does (its runtime: the default suite, measured on a 2-core machine shared with other jobs)
+DESCRIPTIONS = {
+    "verify": "Run the built-in suite — multiclass and multilabel data, linear and RBF kernels, the "
+              "four formulations — with every installed solver at its default and high-accuracy settings, the MM "
+              "solver and the QP methods; judge every answer against a proven reference (objective gap, decision "
+              "values, constraints, the KKT certificate) and check the identities of the model (linear-kernel "
+              "consistency, the gamma -> infinity limit, binary equivalence). Prints a one-line verdict first, "
+              "then a short summary per method. Takes about 1.5 min on a 2-core machine.",
+    "compare": "Compare solvers on the built-in suite of problems — every installed solver at its default and "
+               "high-accuracy settings, the MM solver, the QP methods and your own solver (--method "
+               "MODULE:FUNCTION) — each answer judged against a proven reference: a method claims success through "
+               "its status, and the claim is true only when the answer is within its tolerance of the reference. "
+               "Prints a one-line verdict first, then a short summary per method. Use it as a CI gate on your own "
+               "solver: the exit status is 1 when it makes a false success claim. Takes about 1 min on a 2-core "
+               "machine, plus your method's own time.",
+}
+
+
 def register(subparsers) -> None:
-    p = subparsers.add_parser("verify", help="check every formulation and solver: reference, KKT, identities")
-    _add_common(p)
-    p.set_defaults(run=_verify)
-    p = subparsers.add_parser("compare", help="solver-comparison report (success, correct rate, time, residuals)")
-    _add_common(p)
-    p.add_argument("--details", action="store_true", help="also print one row per problem and method")
-    p.set_defaults(run=_compare)
+    for name, identities in (("verify", True), ("compare", False)):
+        p = subparsers.add_parser(name, help=summary(name), epilog=EXIT_STATUSES,
+                                  description=textwrap.fill(DESCRIPTIONS[name], 78),
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        _add_common(p)
+        p.set_defaults(run=functools.partial(_run, identities=identities))

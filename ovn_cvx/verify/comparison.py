@@ -10,6 +10,7 @@ certificate holds at 1e-6 — stronger than "correct", and reported separately.
 from __future__ import annotations
 
 import functools
+import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -26,7 +27,7 @@ from ..result import SolveResult
 from ..solve import solve
 from ..solvers.cvxpy_solver import TIGHT_CLARABEL
 from .checks import Tolerance, reference_agreement
-from .plugins import call_plugin
+from .plugins import DEFAULT_TIME_LIMIT, call_plugin
 
 CVXPY_SOLVERS = ("CLARABEL", "ECOS", "OSQP", "SCS")
 #: CVXPY solvers of the optional extra ``solvers`` (pip install ovn-cvx[solvers]), compared by default when
@@ -78,7 +79,8 @@ REGISTERED: dict[str, "Method"] = {}
 class Method:
     """One row of the comparison: ``label`` is "SOLVER:preset", "MM", "QP:clarabel", "qpsolvers:BACKEND" or the
     name of a user's solver (``method`` "plugin", its callable in ``function``, checked with ``tolerance`` or
-    the high-accuracy tolerances). ``options`` reach the solver (MM's and a plugin's included)."""
+    the high-accuracy tolerances, run in a worker process and stopped after ``time_limit`` seconds on one
+    problem). ``options`` reach the solver (MM's and a plugin's included)."""
 
     label: str
     method: str
@@ -87,6 +89,7 @@ class Method:
     options: dict = field(default_factory=dict, hash=False, compare=False)
     function: Callable | None = field(default=None, hash=False, compare=False)
     tolerance: Tolerance | None = field(default=None, hash=False, compare=False)
+    time_limit: float = field(default=DEFAULT_TIME_LIMIT, hash=False, compare=False)
 
     @classmethod
     def parse(cls, spec) -> "Method":
@@ -116,22 +119,29 @@ class Method:
         return cls(f"{name}:{preset}", "cvxpy", name, preset, options)
 
     @classmethod
-    def plugin(cls, name: str, function: Callable, *, tolerance: Tolerance | None = None, **options) -> "Method":
-        """A user's solver ``function(problem, **options)`` returning a SolveResult or (coef, b, status)."""
+    def plugin(cls, name: str, function: Callable, *, tolerance: Tolerance | None = None,
+               time_limit: float = DEFAULT_TIME_LIMIT, **options) -> "Method":
+        """A user's solver ``function(problem, **options)`` returning a SolveResult or (coef, b, status), run in a
+        worker process with at most ``time_limit`` seconds per problem (:func:`~ovn_cvx.verify.plugins.call_plugin`:
+        whatever it does, raise, exit, hang or answer nonsense, is its row of the comparison)."""
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         if not callable(function):
             raise TypeError(f"function must be callable, got {type(function).__name__}")
         if tolerance is not None and not isinstance(tolerance, Tolerance):
             raise TypeError(f"tolerance must be an ovn_cvx.verify.checks.Tolerance, got {type(tolerance).__name__}")
-        return cls(name, "plugin", name, "default", options, function, tolerance)
+        if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real) or not 0 < time_limit < np.inf:
+            raise ValueError(f"time_limit must be a finite number of seconds > 0, got {time_limit!r}")
+        return cls(name, "plugin", name, "default", options, function, tolerance, float(time_limit))
 
 
-def register_method(name: str, function: Callable, *, tolerance: Tolerance | None = None, **options) -> Method:
+def register_method(name: str, function: Callable, *, tolerance: Tolerance | None = None,
+                    time_limit: float = DEFAULT_TIME_LIMIT, **options) -> Method:
     """Make ``function(problem, **options)`` (returning a SolveResult or (coef, b, status)) the method ``name`` of
     :func:`compare`, :func:`~ovn_cvx.verify.run_suite` and the CLI; judged like every other method, with the
-    high-accuracy tolerances unless ``tolerance`` is given. Returns the :class:`Method`."""
-    method = Method.plugin(name, function, tolerance=tolerance, **options)
+    high-accuracy tolerances unless ``tolerance`` is given, and run in a worker process that is stopped after
+    ``time_limit`` seconds on one problem. Returns the :class:`Method`."""
+    method = Method.plugin(name, function, tolerance=tolerance, time_limit=time_limit, **options)
     REGISTERED[name] = method
     return method
 
@@ -148,7 +158,7 @@ def run_method(problem: Problem, method: Method) -> tuple[SolveResult | None, st
     CVXPY, qpsolvers or its back end not installed, a solver module that cannot be imported)."""
     try:
         if method.method == "plugin":
-            return call_plugin(method.function, problem, method.label, method.options), ""
+            return call_plugin(method.function, problem, method.label, method.options, method.time_limit), ""
         if method.method == "mm":
             return solve(problem, method="mm", **method.options), ""
         if method.method == "qp":
@@ -173,7 +183,7 @@ def tolerances(method: Method, result: SolveResult) -> Tolerance:
 
 
 def _row(problem, method, result, note, reference, elapsed, certificate) -> dict:
-    row = {"method": method.label, "solver": method.solver, "preset": method.preset,
+    row = {"method": method.label, "kind": method.method, "solver": method.solver, "preset": method.preset,
            "status": result.status if result is not None else "unavailable",
            "claimed_success": bool(result is not None and result.success),
            "checked_success": False, "certified": False,
@@ -206,7 +216,9 @@ def compare(problem: Problem, methods=None, *, n_jobs: int = 1, scheduler: str |
     """One row per method (default: every CVXPY solver in ``CVXPY_SOLVERS`` and the installed ``EXTRA_SOLVERS`` at
     both presets, MM and ``QP_METHODS``; a method is a label, a :class:`Method`, a registered name or a callable).
 
-    Columns: method, solver, preset, status, claimed_success, checked_success, certified, objective,
+    Columns: method, kind ("cvxpy", "mm", "qp" or "plugin": a user's solver), solver, preset, status (a user's
+    solver that gave no answer: "solver_error", "time_limit" or "invalid_answer", the reason in note),
+    claimed_success, checked_success, certified, objective,
     rel_gap (to the reference), max_df (max |Δf| on the training set), prediction_agreement (fraction of
     training samples given the reference's labels by docs/theory.md §5, among those not within 1e-6 of a tie or of the
     multilabel threshold), constraint_violation, kkt_residual and its parts kkt_*, compile_time, solve_time,

@@ -3,19 +3,28 @@
 :func:`call_plugin` runs it and turns its answer into a :class:`~ovn_cvx.result.SolveResult` that
 :mod:`ovn_cvx.verify.comparison` judges exactly like the package's own results (claimed success = status
 "optimal" with a solution; correct = the independent checks against the certified reference; certified = the
-KKT certificate). :func:`load_callable` resolves the command line's ``module:function``.
+KKT certificate). :func:`load_callable` resolves the command line's ``module:function``, from the current
+directory as ``python -m`` would.
 """
 from __future__ import annotations
 
 import dataclasses
 import importlib
-import time
+import os
+import sys
 
 import numpy as np
 
 from ..objective import objective
 from ..problem import Problem
 from ..result import SolveResult
+from . import _worker
+
+#: seconds a user's solver may take on one problem before it is stopped
+DEFAULT_TIME_LIMIT = 300.0
+#: the statuses of a user's solver that gave no answer: it raised, exited or ended its process, took longer
+#: than its time limit, or answered with something that is not a solution
+NO_ANSWER = ("solver_error", "time_limit", "invalid_answer")
 
 
 def load_callable(spec: str):
@@ -25,6 +34,8 @@ def load_callable(spec: str):
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name.strip() or not attribute.strip():
         raise ValueError(f"a method must be given as 'module:function', got {spec!r}")
+    if os.getcwd() not in sys.path and "" not in sys.path:  # a console script does not search it
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name.strip())
     except ImportError as err:
@@ -39,40 +50,65 @@ def load_callable(spec: str):
     return function
 
 
+def _invalid(problem, label, message, elapsed) -> SolveResult:
+    return _no_answer(problem, label, "invalid_answer", f"returned an invalid answer: {message}", elapsed)
+
+
+def _no_answer(problem, label, status, message, elapsed) -> SolveResult:
+    return SolveResult(problem=problem, coef=None, b=None, objective=np.nan, status=status, method="plugin",
+                       solver=label, solve_time=elapsed, info={"error": message})
+
+
 def _as_result(problem: Problem, label: str, out, elapsed: float) -> SolveResult:
-    if isinstance(out, SolveResult):  # its objective is scored here, not taken on trust
-        value = objective(problem, out.coef, out.b) if out.coef is not None else np.nan
-        return dataclasses.replace(out, problem=problem, objective=value,
-                                   info={**out.info, "claimed_objective": out.objective})
-    if not (isinstance(out, tuple) and len(out) == 3):
-        raise TypeError(f"method {label!r} must return a SolveResult or (coef, b, status), got "
-                        f"{type(out).__name__}")
-    coef, b, status = out
+    """The user's answer as a SolveResult, its objective scored here (not taken on trust); an answer that is not
+    a SolveResult or (coef, b, status), a status that is not a string, or coefficients of the wrong shape or not
+    finite is the status "invalid_answer" (the reason in ``info["error"]``)."""
+    if isinstance(out, SolveResult):
+        coef, b, status = out.coef, out.b, out.status
+    elif isinstance(out, tuple) and len(out) == 3:
+        coef, b, status = out
+    else:
+        return _invalid(problem, label, f"a {type(out).__name__}, not a SolveResult or (coef, b, status)", elapsed)
     if not isinstance(status, str):
-        raise TypeError(f"method {label!r} returned a status of type {type(status).__name__}, not a string")
-    if coef is None or b is None:
+        return _invalid(problem, label, f"a status of type {type(status).__name__}, not a string", elapsed)
+    if coef is None or b is None:  # no solution, and the method says why in its status
         return SolveResult(problem=problem, coef=None, b=None, objective=np.nan, status=status, method="plugin",
                            solver=label, solve_time=elapsed)
-    coef, b = np.asarray(coef, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if coef.shape != problem.coef_shape or b.shape != (problem.n_classes,):
-        raise ValueError(f"method {label!r} returned coef of shape {coef.shape} and b of shape {b.shape}; the "
-                         f"problem needs {problem.coef_shape} and ({problem.n_classes},)")
-    return SolveResult(problem=problem, coef=coef, b=b, objective=objective(problem, coef, b), status=status,
-                       method="plugin", solver=label, solve_time=elapsed)
-
-
-def call_plugin(function, problem: Problem, label: str, options: dict) -> SolveResult:
-    """Run a user's solver. An exception it raises is its result (status "solver_error", the error in
-    ``info["error"]``), as a CVXPY solver's error is, so that one failing method does not stop a comparison;
-    a malformed return value is a TypeError/ValueError naming the method."""
-    start = time.perf_counter()
     try:
-        out = function(problem, **options)
-    except Exception as err:  # noqa: BLE001 — any failure of foreign code is that method's result
-        return SolveResult(problem=problem, coef=None, b=None, objective=np.nan, status="solver_error",
-                           method="plugin", solver=label, solve_time=time.perf_counter() - start,
-                           info={"error": f"{type(err).__name__}: {err}"})
-    return _as_result(problem, label, out, time.perf_counter() - start)
+        coef, b = np.asarray(coef, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        return _invalid(problem, label, f"coef and b must be arrays of numbers ({err})", elapsed)
+    if coef.shape != problem.coef_shape or b.shape != (problem.n_classes,):
+        return _invalid(problem, label, f"coef of shape {coef.shape} and b of shape {b.shape}; the problem needs "
+                                        f"{problem.coef_shape} and ({problem.n_classes},)", elapsed)
+    if not (np.isfinite(coef).all() and np.isfinite(b).all()):
+        return _invalid(problem, label, "coef or b has NaN or infinite entries", elapsed)
+    value = objective(problem, coef, b)
+    if isinstance(out, SolveResult):  # the user's other fields kept; the claimed objective beside the scored one
+        return dataclasses.replace(out, problem=problem, coef=coef, b=b, objective=value,
+                                   info={**out.info, "claimed_objective": out.objective})
+    return SolveResult(problem=problem, coef=coef, b=b, objective=value, status=status, method="plugin",
+                       solver=label, solve_time=elapsed)
 
 
-__all__ = ["call_plugin", "load_callable"]
+def _answer(function, problem: Problem, options: dict):
+    """In the worker process: the user's answer, a SolveResult without its copy of the problem (sent back)."""
+    out = function(problem, **options)
+    return dataclasses.replace(out, problem=None) if isinstance(out, SolveResult) else out
+
+
+def call_plugin(function, problem: Problem, label: str, options: dict,
+                time_limit: float = DEFAULT_TIME_LIMIT) -> SolveResult:
+    """Run a user's solver in a worker process (:mod:`ovn_cvx.verify._worker`), so that whatever it does is its
+    own result and the comparison goes on: an exception it raises, a ``sys.exit`` and the end of its process are
+    the status "solver_error", no answer within ``time_limit`` seconds "time_limit" (the worker is stopped), a
+    malformed answer "invalid_answer" (see :func:`_as_result`); the reason is in ``info["error"]``, as for a CVXPY
+    solver's error."""
+    outcome = _worker.call(_answer, (function, problem, options), time_limit)
+    if outcome.kind == "returned":
+        return _as_result(problem, label, outcome.value, outcome.seconds)
+    status = {"timeout": "time_limit", "unsendable": "invalid_answer"}.get(outcome.kind, "solver_error")
+    return _no_answer(problem, label, status, outcome.message, outcome.seconds)
+
+
+__all__ = ["DEFAULT_TIME_LIMIT", "NO_ANSWER", "call_plugin", "load_callable"]

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._reports import environment
+from .plugins import NO_ANSWER
 from .profiles import performance_profile
 from .report import render_markdown, write_report
 
@@ -86,12 +87,22 @@ class SuiteReport:
                     for r in bad.itertuples()]
         if not self.comparison.empty:
             ran = self.comparison[self.comparison["status"] != "unavailable"]
-            strict = (ran["preset"] == "high") | (ran["method"] == "MM")
+            # a user's solver is judged at the tolerances it was given (the high-accuracy ones by default)
+            strict = (ran["preset"] == "high") | (ran["method"] == "MM") | (ran["kind"] == "plugin")
             wrong = ran[ran["claimed_success"] & ~ran["checked_success"] & strict]
             out += [f"{r.case} {r.formulation}: {r.method} claims {r.status!r} but fails its checks "
                     f"(rel_gap {r.rel_gap:.3g}, max_df {r.max_df:.3g}, constraints {r.constraint_violation:.3g})"
                     for r in wrong.itertuples()]
         return out
+
+    def unanswered(self) -> list[str]:
+        """The runs of a user's solver that gave no answer (it raised, exited, took longer than its time limit
+        or answered with something that is not a solution: :data:`~ovn_cvx.verify.plugins.NO_ANSWER`), each
+        with the reason."""
+        if self.comparison.empty:
+            return []
+        rows = self.comparison[(self.comparison["kind"] == "plugin") & self.comparison["status"].isin(NO_ANSWER)]
+        return [f"{r.case} {r.formulation}: {r.method} {r.status} — {r.note}" for r in rows.itertuples()]
 
     @property
     def passed(self) -> bool:

@@ -7,8 +7,8 @@ formulations: linear/kernel × SwSb, SwHb, HwSb, HwHb) and the identity checks o
 
 A suite **fails** when an identity check fails (KKT certificate or invariants of the reference, linear-kernel
 consistency, the γ → ∞ limit, binary equivalence), when a problem has no certified reference, or when a
-high-accuracy or MM result claims success and does not pass its checks. A default-preset result that claims
-success and fails its checks lowers that solver's correct rate but does not fail the suite: default
+high-accuracy, MM or user's solver's result claims success and does not pass its checks. A default-preset result
+that claims success and fails its checks lowers that solver's correct rate but does not fail the suite: default
 tolerances are the solvers' choice, not a defect of the formulations.
 """
 from __future__ import annotations
@@ -20,15 +20,13 @@ import warnings
 import pandas as pd
 
 from .._parallel import check_n_jobs, check_scheduler, parallel_map
-from ..problem import VARIANTS
+from .._variants import FORMULATIONS, KINDS, VARIANTS
 from .checks import (CheckResult, badly_scaled_gram_consistency, bias_limit, binary_equivalence, invariants, kkt_check,
                      linear_kernel_consistency)
 from .comparison import (CVXPY_SOLVERS, EXTRA_SOLVERS, HIGH_ACCURACY, PRESETS, QP_METHODS, Method, compare_runs,
                          run_method, tolerances)
 from .results import SuiteReport
 from .suite import DEFAULT_BINARY, DEFAULT_SUITE
-
-KINDS = ("linear", "kernel")
 
 
 def formulation_name(kernel, variant: str) -> str:
@@ -40,8 +38,7 @@ def _check_formulations(formulations):
     if formulations is None:
         return None
     tokens = [formulations] if isinstance(formulations, str) else list(formulations)
-    valid = set(VARIANTS) | set(KINDS) | {f"{k}-{v}" for k in KINDS for v in VARIANTS}
-    bad = [t for t in tokens if t not in valid]
+    bad = [t for t in tokens if t not in FORMULATIONS]
     if bad or not tokens:
         raise ValueError(f"formulations must be variants {VARIANTS}, kinds {KINDS} or '<kind>-<variant>' "
                          f"(e.g. 'kernel-HwHb'), got {bad or tokens}")

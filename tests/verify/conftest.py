@@ -14,7 +14,7 @@ def tiny():
 @pytest.fixture
 def tiny_suite(monkeypatch, tiny):
     """Make the CLI run the tiny suite (and the tiny binary case) instead of the default one."""
-    from ovn_cvx.verify import commands
-    monkeypatch.setattr(commands, "DEFAULT_SUITE", tiny[0])
-    monkeypatch.setattr(commands, "DEFAULT_BINARY", tiny[1])
+    from ovn_cvx.verify import suite
+    monkeypatch.setattr(suite, "DEFAULT_SUITE", tiny[0])
+    monkeypatch.setattr(suite, "DEFAULT_BINARY", tiny[1])
     return tiny
