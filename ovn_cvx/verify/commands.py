@@ -75,16 +75,19 @@ def _skipped(unavailable: dict) -> list[str]:
     return lines + [f"skipped: {name} — {reason}" for name, reason in other.items()]
 
 
-def _verdict(report, failures: list[str], unanswered: list[str], problems: int) -> tuple[int, str]:
+def _verdict(report, failures: list[str], unanswered: list[str]) -> tuple[int, str]:
     """The exit status and the one-line verdict."""
+    ran = report.comparison[report.comparison["status"] != "unavailable"] if len(report.comparison) else None
+    problems = 0 if ran is None else len(ran[["case", "formulation"]].drop_duplicates())
+    on = f"on {problems} problem{'s' * (problems != 1)}"
     seconds = f"{report.elapsed:.1f} s"
     if failures:
-        return FAILED, f"FAILED: {len(failures)} failure(s) on {problems} problems ({seconds}); listed below"
+        return FAILED, f"FAILED: {len(failures)} failure(s) {on} ({seconds}); listed below"
     if unanswered:
-        return UNANSWERED, (f"NO ANSWER: no false success claim on {problems} problems, but {len(unanswered)} "
-                            f"run(s) of a --method gave no answer ({seconds}); listed below")
-    return PASSED, (f"PASSED: every success claim on {problems} problems holds against a proven reference "
-                    f"({report.comparison['method'].nunique()} methods, {seconds})")
+        return UNANSWERED, (f"NO ANSWER: no false success claim {on}, but {len(unanswered)} run(s) of a --method "
+                            f"gave no answer ({seconds}); listed below")
+    return PASSED, (f"PASSED: every success claim {on} holds against a proven reference "
+                    f"({ran['method'].nunique()} methods, {seconds})")
 
 
 def _run(args, identities: bool) -> int:
@@ -98,8 +101,7 @@ def _run(args, identities: bool) -> int:
                        binary=suite.FULL_BINARY if args.full else suite.DEFAULT_BINARY, identities=identities,
                        progress=not args.no_progress, n_jobs=args.n_jobs, scheduler=args.scheduler)
     failures, unanswered = report.failures(), report.unanswered()
-    problems = 0 if report.comparison.empty else len(report.comparison[["case", "formulation"]].drop_duplicates())
-    status, verdict = _verdict(report, failures, unanswered, problems)
+    status, verdict = _verdict(report, failures, unanswered)
     print(verdict)
     for line in _skipped(report.unavailable):
         print(line)
