@@ -24,6 +24,10 @@ from dataclasses import dataclass
 
 #: the frame header: the length of the pickled message that follows
 _HEADER = struct.Struct("<Q")
+#: the worker's frame that says a call is loaded and starts (its time limit starts then)
+_LOADED = b""
+#: seconds to wait for a worker to start and load a call (its imports), when the call's own limit is shorter
+LOAD_TIME_LIMIT = 120.0
 
 
 @dataclass(frozen=True)
@@ -69,14 +73,19 @@ class _Worker:
         self.answers.put(None)  # the process ended
 
     def call(self, request: bytes, time_limit: float) -> Outcome:
-        start = time.perf_counter()
+        """Send the call; wait for it to be loaded (the worker's start and the imports its unpickling needs are
+        not the call's time), then at most ``time_limit`` seconds for its answer."""
+        start, limit = time.perf_counter(), max(time_limit, LOAD_TIME_LIMIT)
+        message = f"its worker process did not start and load it within {limit:g} s (stopped)"
         try:
             _write_frame(self.process.stdin, request)
-            frame = self.answers.get(timeout=time_limit)
+            frame = self.answers.get(timeout=limit)
+            if frame == _LOADED:
+                start, message = time.perf_counter(), f"no answer within the time limit of {time_limit:g} s (stopped)"
+                frame = self.answers.get(timeout=time_limit)
         except queue.Empty:
             self.stop()
-            return Outcome("timeout", message=f"no answer within the time limit of {time_limit:g} s (stopped)",
-                           seconds=time.perf_counter() - start)
+            return Outcome("timeout", message=message, seconds=time.perf_counter() - start)
         except OSError:  # the process had ended: its pipe is closed
             frame = None
         if frame is None:
@@ -135,18 +144,23 @@ def call(function, args: tuple, time_limit: float) -> Outcome:
     return outcome
 
 
-def _run(request: bytes) -> Outcome:
-    """In the worker: unpickle the call (with the caller's sys.path) and run it."""
-    from threadpoolctl import threadpool_limits
-
+def _load(request: bytes):
+    """In the worker: the call ``(function, args)`` unpickled with the caller's sys.path, or the Outcome that says
+    why it cannot be."""
     from .._parallel import cloudpickle
 
     path, payload = pickle.loads(request)
     sys.path[:] = path
     try:
-        function, args = cloudpickle().loads(payload)
+        return cloudpickle().loads(payload)
     except Exception as err:  # noqa: BLE001 — e.g. its module cannot be imported here
         return Outcome("unsendable", message=f"cannot be loaded in a worker process ({type(err).__name__}: {err})")
+
+
+def _run(function, args) -> Outcome:
+    """In the worker: run the call, one BLAS thread."""
+    from threadpoolctl import threadpool_limits
+
     start = time.perf_counter()
     try:
         with threadpool_limits(limits=1):
@@ -165,7 +179,12 @@ def _serve() -> None:
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # the function's prints must not corrupt the frames
     while (request := _read_frame(sys.stdin.buffer)) is not None:
-        outcome = _run(request)
+        call = _load(request)
+        if isinstance(call, Outcome):
+            outcome = call
+        else:
+            _write_frame(answers, _LOADED)
+            outcome = _run(*call)
         try:
             reply = cloudpickle().dumps(outcome)
         except Exception as err:  # noqa: BLE001 — an answer that cannot be pickled
