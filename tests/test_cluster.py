@@ -51,3 +51,21 @@ def test_reproduce_scheduler_runs_under_the_dask_backend(dask_scheduler, monkeyp
     assert seen == {"backend": "DaskDistributedBackend", "n_jobs": 1}
     assert main(["reproduce", "--quick", "--out", str(tmp_path)]) == 0
     assert seen["backend"] != "DaskDistributedBackend"
+
+
+@pytest.mark.parametrize("command", [["verify", "--formulations", "linear-SwSb"], ["reproduce", "--quick"]])
+@pytest.mark.parametrize("address, reason", [("bad-address", "missing port number"),
+                                             ("tcp://127.0.0.1:1", "Timed out trying to connect")])
+def test_unreachable_scheduler_is_a_usage_error(command, address, reason, monkeypatch, tmp_path, capsys):
+    """A usage error naming --scheduler after the (short) connect timeout, before any work, no traceback."""
+    pytest.importorskip("distributed", reason="the optional extra 'dask' (dask[distributed]) is not installed")
+    from ovn_cvx import _parallel
+
+    monkeypatch.setattr(_parallel, "SCHEDULER_TIMEOUT", 0.5)
+    with pytest.raises(SystemExit) as exit_info:
+        main([*command, "--out", str(tmp_path), "--no-progress" if command[0] == "verify" else "--no-nested",
+              "--scheduler", address])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --scheduler: no Dask scheduler answers at '{address}' within 0.5 s" in err and reason in err
+    assert "Traceback" not in err and not list(tmp_path.iterdir())
