@@ -33,7 +33,8 @@ LOAD_TIME_LIMIT = 120.0
 @dataclass(frozen=True)
 class Outcome:
     """What became of one call: ``kind`` "returned" (``value``), "raised", "exited" (sys.exit), "died" (the
-    process ended: ``os._exit``, a crash), "timeout" or "unsendable" (the call or its answer cannot be pickled);
+    process ended: ``os._exit``, a crash), "timeout", "unrunnable" (the call cannot be pickled here or loaded
+    there) or "unsendable" (its answer cannot be pickled there or loaded here);
     ``message`` says what happened; ``seconds`` is the call's own duration (measured in the worker) or the time
     waited."""
 
@@ -129,7 +130,7 @@ def call(function, args: tuple, time_limit: float) -> Outcome:
     try:
         request = pickle.dumps((list(sys.path), cloudpickle().dumps((function, args))))
     except Exception as err:  # noqa: BLE001 — whatever cannot be pickled cannot run in another process
-        return Outcome("unsendable", message=f"cannot be sent to a worker process ({type(err).__name__}: {err})")
+        return Outcome("unrunnable", message=f"cannot be sent to a worker process ({type(err).__name__}: {err})")
     with _LOCK:
         worker = _IDLE.pop() if _IDLE else None
     worker = worker if worker is not None and worker.alive else _Worker()
@@ -154,7 +155,7 @@ def _load(request: bytes):
     try:
         return cloudpickle().loads(payload)
     except Exception as err:  # noqa: BLE001 — e.g. its module cannot be imported here
-        return Outcome("unsendable", message=f"cannot be loaded in a worker process ({type(err).__name__}: {err})")
+        return Outcome("unrunnable", message=f"cannot be loaded in a worker process ({type(err).__name__}: {err})")
 
 
 def _run(function, args) -> Outcome:

@@ -62,6 +62,12 @@ def _summarize(ran: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def _users(comparison: pd.DataFrame) -> pd.Series:
+    """The rows of a user's solver (a table made by hand may have no column "kind": then none)."""
+    kind = comparison["kind"] if "kind" in comparison else pd.Series("", index=comparison.index)
+    return kind == "plugin"
+
+
 @dataclass
 class SuiteReport:
     """Results of :func:`run_suite`: ``comparison`` (one row per problem × method, the columns of
@@ -88,7 +94,7 @@ class SuiteReport:
         if not self.comparison.empty:
             ran = self.comparison[self.comparison["status"] != "unavailable"]
             # a user's solver is judged at the tolerances it was given (the high-accuracy ones by default)
-            strict = (ran["preset"] == "high") | (ran["method"] == "MM") | (ran["kind"] == "plugin")
+            strict = (ran["preset"] == "high") | (ran["method"] == "MM") | _users(ran)
             wrong = ran[ran["claimed_success"] & ~ran["checked_success"] & strict]
             out += [f"{r.case} {r.formulation}: {r.method} claims {r.status!r} but fails its checks "
                     f"(rel_gap {r.rel_gap:.3g}, max_df {r.max_df:.3g}, constraints {r.constraint_violation:.3g})"
@@ -101,7 +107,7 @@ class SuiteReport:
         with the reason."""
         if self.comparison.empty:
             return []
-        rows = self.comparison[(self.comparison["kind"] == "plugin") & self.comparison["status"].isin(NO_ANSWER)]
+        rows = self.comparison[_users(self.comparison) & self.comparison["status"].isin(NO_ANSWER)]
         return [f"{r.case} {r.formulation}: {r.method} {r.status} — {r.note}" for r in rows.itertuples()]
 
     @property

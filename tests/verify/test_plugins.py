@@ -1,5 +1,6 @@
 """A user's solver as a comparison method (verify.compare, run_suite, the CLI) and the optional solvers' skip path."""
 import sys
+import threading
 import time
 
 import numpy as np
@@ -105,7 +106,8 @@ def test_each_plugin_is_isolated(problem):
                Method.plugin("not-a-result", lambda p: 1.0),
                Method.plugin("shape", lambda p: (coef[:, 1:], b, "optimal")),
                Method.plugin("status", lambda p: (coef, b, None)),
-               Method.plugin("unpicklable", lambda p: (i for i in range(2)))]
+               Method.plugin("unpicklable", lambda p: (i for i in range(2))),
+               Method.plugin("holds-a-lock", lambda p, lock=threading.Lock(): (coef, b, "optimal"))]
     table = compare(problem, methods).set_index("method")
     assert table.loc["hangs", "wall_time"] < 60  # stopped at its limit, not after its 600 s
     assert table.loc["good", "checked_success"] and table.loc["CLARABEL:high", "checked_success"]
@@ -114,7 +116,8 @@ def test_each_plugin_is_isolated(problem):
                 "nan": ("invalid_answer", "NaN or infinite"), "not-a-result": ("invalid_answer", "a float, not a"),
                 "shape": ("invalid_answer", f"coef of shape {coef[:, 1:].shape}"),
                 "status": ("invalid_answer", "a status of type NoneType"),
-                "unpicklable": ("invalid_answer", "returned a generator that cannot be sent back")}
+                "unpicklable": ("invalid_answer", "returned a generator that cannot be sent back"),
+                "holds-a-lock": ("solver_error", "cannot be sent to a worker process (TypeError: ")}
     for label, (status, note) in expected.items():
         row = table.loc[label]
         assert row["status"] == status and note in row["note"], (label, row["status"], row["note"])

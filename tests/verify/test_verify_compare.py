@@ -150,7 +150,7 @@ def test_summary_metrics_by_hand():
     """Success = solved and checked; correct = checked among claimed; failures charged the slowest time."""
     rows = []
     for i, (claimed, checked, t) in enumerate([(True, True, 0.010), (True, False, 0.030), (False, False, 0.020)]):
-        rows.append({"case": f"p{i}", "formulation": "linear-SwHb", "method": "A", "preset": "default",
+        rows.append({"case": f"p{i}", "formulation": "linear-SwHb", "method": "A", "kind": "cvxpy", "preset": "default",
                      "status": "optimal", "claimed_success": claimed, "checked_success": checked, "certified": checked,
                      "solve_time": t, "wall_time": t + 0.1, "rel_gap": 0.0, "max_df": 0.0, "constraint_violation": 0.0,
                      "kkt_residual": 0.0})
@@ -170,5 +170,7 @@ def test_summary_metrics_by_hand():
     # wall time: A 110 ms, then charged B's 200 ms twice; B 200 ms three times
     assert summary.loc["B", "wall_sgm"] == pytest.approx(210.0 / np.exp(np.log([120.0, 210.0, 210.0]).mean()))
     assert report.failures() == []  # default preset: a wrong claim lowers the correct rate, no suite failure
-    report.comparison.loc[report.comparison["method"] == "A", "preset"] = "high"
+    report.comparison.loc[report.comparison["method"] == "A", "kind"] = "plugin"  # a user's solver: it does
+    assert len(report.failures()) == 1
+    report.comparison.loc[report.comparison["method"] == "A", ["kind", "preset"]] = ["cvxpy", "high"]
     assert len(report.failures()) == 1
