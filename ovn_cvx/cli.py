@@ -20,15 +20,6 @@ COMMANDS = {
                 "compare solvers, your own included, on the verification suite; a CI gate on false success claims"),
     "reproduce": ("ovn_cvx.experiments.commands", "recompute the paper's experiment tables and figures"),
 }
-class UsageError(ValueError):
-    """A command-line argument found unusable once the run starts (e.g. an unreachable scheduler): ``ovn-cvx``
-    reports it as a usage error naming ``argument`` (exit status 2)."""
-
-    def __init__(self, argument: str, message: str):
-        super().__init__(message)
-        self.argument = argument
-
-
 def summary(command: str) -> str:
     """The one-line summary of ``command`` (``ovn-cvx --help``)."""
     return COMMANDS[command][1]
@@ -144,11 +135,8 @@ def main(argv=None) -> int:
 
     try:
         return int(args.run(args) or 0)
-    except SchedulerUnreachable as err:
-        error = UsageError("--scheduler", str(err))
-    except UsageError as err:
-        error = err
-    args.usage_error(f"argument {error.argument}: {error}")  # exits with status 2
+    except SchedulerUnreachable as err:  # found when the run connects, before any work: a usage error too
+        args.usage_error(f"argument --scheduler: {err}")  # exits with status 2
 
 
 if __name__ == "__main__":
