@@ -75,7 +75,7 @@ def _skipped(unavailable: dict) -> list[str]:
     return lines + [f"skipped: {name} — {reason}" for name, reason in other.items()]
 
 
-def _verdict(report, failures: list[str], unanswered: list[str]) -> tuple[int, str]:
+def _verdict(report, failures: list[str], unanswered) -> tuple[int, str]:
     """The exit status and the one-line verdict."""
     ran = report.comparison[report.comparison["status"] != "unavailable"] if len(report.comparison) else None
     problems = 0 if ran is None else len(ran[["case", "formulation"]].drop_duplicates())
@@ -83,7 +83,7 @@ def _verdict(report, failures: list[str], unanswered: list[str]) -> tuple[int, s
     seconds = f"{report.elapsed:.1f} s"
     if failures:
         return FAILED, f"FAILED: {len(failures)} failure(s) {on} ({seconds}); listed below"
-    if unanswered:
+    if len(unanswered):
         return UNANSWERED, (f"NO ANSWER: no false success claim {on}, but {len(unanswered)} run(s) of a --method "
                             f"gave no answer ({seconds}); listed below")
     return PASSED, (f"PASSED: every success claim {on} holds against a proven reference "
@@ -119,10 +119,10 @@ def _run(args, identities: bool) -> int:
         print("\nPer problem:")
         _print_frame(report.comparison[["case", "formulation", "method", "status", "checked_success", "certified",
                                         "rel_gap", "max_df", "kkt_residual", "wall_time"]])
-    for title, lines in (("Failures", failures), ("Runs of a --method without an answer", unanswered)):
-        if lines:
-            print(f"\n{title}:")
-            print("\n".join(f"  {line}" for line in lines))
+    if failures:
+        print("\nFailures:\n" + "\n".join(f"  {line}" for line in failures))
+    if len(unanswered):
+        print("\nRuns of a --method without an answer:\n" + "\n".join(_no_answers(unanswered, args.details)))
     if args.out:
         paths = report.write(args.out)
         print(f"\nreports written to {args.out}: " + ", ".join(p.name for p in paths.values()))
@@ -130,6 +130,17 @@ def _run(args, identities: bool) -> int:
         print("\n--details: every column, " + ("the per-check table" if identities else "one row per problem")
               + "; --out DIR: the full reports")
     return status
+
+
+def _no_answers(unanswered, details: bool) -> list[str]:
+    """Each run and its reason (``details``), else one line per method: how many runs, of which status."""
+    if details:
+        return [f"  {r.case} {r.formulation}: {r.method} {r.status} — {r.note}" for r in unanswered.itertuples()]
+    lines = []
+    for method, runs in unanswered.groupby("method", sort=False):
+        statuses = ", ".join(f"{status} {count}" for status, count in runs["status"].value_counts().items())
+        lines.append(f"  {method}: {len(runs)} run(s) ({statuses}); --details shows why")
+    return lines
 
 
 def _print_checks(report, details: bool) -> None:

@@ -101,14 +101,14 @@ class SuiteReport:
                     for r in wrong.itertuples()]
         return out
 
-    def unanswered(self) -> list[str]:
+    def unanswered(self) -> pd.DataFrame:
         """The runs of a user's solver that gave no answer (it raised, exited, took longer than its time limit
-        or answered with something that is not a solution: :data:`~ovn_cvx.verify.plugins.NO_ANSWER`), each
-        with the reason."""
+        or answered with something that is not a solution: :data:`~ovn_cvx.verify.plugins.NO_ANSWER`): their
+        case, formulation, method, status and note (the reason)."""
+        columns = ["case", "formulation", "method", "status", "note"]
         if self.comparison.empty:
-            return []
-        rows = self.comparison[_users(self.comparison) & self.comparison["status"].isin(NO_ANSWER)]
-        return [f"{r.case} {r.formulation}: {r.method} {r.status} — {r.note}" for r in rows.itertuples()]
+            return pd.DataFrame(columns=columns)
+        return self.comparison.loc[_users(self.comparison) & self.comparison["status"].isin(NO_ANSWER), columns]
 
     @property
     def passed(self) -> bool:

@@ -75,9 +75,9 @@ def user_module(tmp_path, monkeypatch):
     return name
 
 
-def _compare(module, functions, tmp_path, capsys):
+def _compare(module, functions, tmp_path, capsys, details=True):
     argv = ["compare", "--solvers", "CLARABEL", "--formulations", "linear-SwHb", "--time-limit", "1.5",
-            "--no-progress", "--details", "--out", str(tmp_path / "out")]
+            "--no-progress", "--out", str(tmp_path / "out"), *(["--details"] if details else [])]
     for function in functions:
         argv += ["--method", f"{module}:{function}"]
     status = main(argv)
@@ -110,6 +110,9 @@ def test_a_false_claim_fails_and_true_claims_pass(tiny_suite, user_module, tmp_p
     assert not table.loc[f"{user_module}:false_claim", "checked_success"]
     status, out, _ = _compare(user_module, ["good", "honest_failure"], tmp_path, capsys)
     assert status == 0 and out.startswith("PASSED: every success claim on 1 problem holds")
+    status, out, _ = _compare(user_module, ["good", "raises"], tmp_path, capsys, details=False)
+    assert status == 3 and f"  {user_module}:raises: 1 run(s) (solver_error 1); --details shows why" in out
+    assert "ArithmeticError" not in out
 
 
 def test_module_not_found_from_elsewhere_is_a_usage_error(user_module, tmp_path, monkeypatch, capsys):
