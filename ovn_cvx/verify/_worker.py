@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+import dataclasses
 from dataclasses import dataclass
 
 #: the frame header: the length of the pickled message that follows
@@ -36,12 +37,14 @@ class Outcome:
     process ended: ``os._exit``, a crash), "timeout", "unrunnable" (the call cannot be pickled here or loaded
     there) or "unsendable" (its answer cannot be pickled there or loaded here);
     ``message`` says what happened; ``seconds`` is the call's own duration (measured in the worker) or the time
-    waited."""
+    waited; ``load_seconds`` the time before the call started: the worker's start when it was new, and the
+    transfer and unpickling of the call (its imports)."""
 
     kind: str
     value: object = None
     message: str = ""
     seconds: float = 0.0
+    load_seconds: float = 0.0
 
 
 def _read_frame(stream) -> bytes | None:
@@ -76,7 +79,8 @@ class _Worker:
     def call(self, request: bytes, time_limit: float) -> Outcome:
         """Send the call; wait for it to be loaded (the worker's start and the imports its unpickling needs are
         not the call's time), then at most ``time_limit`` seconds for its answer."""
-        start, limit = time.perf_counter(), max(time_limit, LOAD_TIME_LIMIT)
+        sent = start = time.perf_counter()
+        limit = max(time_limit, LOAD_TIME_LIMIT)
         message = f"its worker process did not start and load it within {limit:g} s (stopped)"
         try:
             _write_frame(self.process.stdin, request)
@@ -94,7 +98,7 @@ class _Worker:
             return Outcome("died", message=f"its process ended (exit status {self.process.returncode})",
                            seconds=time.perf_counter() - start)
         try:
-            return pickle.loads(frame)
+            return dataclasses.replace(pickle.loads(frame), load_seconds=start - sent)
         except Exception as err:  # noqa: BLE001 — e.g. an answer of a class this process cannot import
             return Outcome("unsendable", message=f"its answer cannot be loaded here ({type(err).__name__}: {err})",
                            seconds=time.perf_counter() - start)

@@ -25,6 +25,9 @@ DEFAULT_TIME_LIMIT = 300.0
 #: the statuses of a user's solver that gave no answer: it raised, exited or ended its process, took longer
 #: than its time limit, or answered with something that is not a solution
 NO_ANSWER = ("solver_error", "time_limit", "invalid_answer")
+#: the key of a user's result's ``info``: seconds before its call started (a new worker process's start, the
+#: transfer and unpickling of the problem), not charged to the method's wall time
+WORKER_LOAD_TIME = "worker_load_time"
 
 
 def load_callable(spec: str):
@@ -103,12 +106,15 @@ def call_plugin(function, problem: Problem, label: str, options: dict,
     own result and the comparison goes on: an exception it raises, a ``sys.exit`` and the end of its process are
     the status "solver_error", no answer within ``time_limit`` seconds "time_limit" (the worker is stopped), a
     malformed answer "invalid_answer" (see :func:`_as_result`); the reason is in ``info["error"]``, as for a CVXPY
-    solver's error."""
+    solver's error. ``info[WORKER_LOAD_TIME]``: the seconds before the call started in the worker."""
     outcome = _worker.call(_answer, (function, problem, options), time_limit)
     if outcome.kind == "returned":
-        return _as_result(problem, label, outcome.value, outcome.seconds)
-    status = {"timeout": "time_limit", "unsendable": "invalid_answer"}.get(outcome.kind, "solver_error")
-    return _no_answer(problem, label, status, outcome.message, outcome.seconds)
+        result = _as_result(problem, label, outcome.value, outcome.seconds)
+    else:
+        status = {"timeout": "time_limit", "unsendable": "invalid_answer"}.get(outcome.kind, "solver_error")
+        result = _no_answer(problem, label, status, outcome.message, outcome.seconds)
+    result.info[WORKER_LOAD_TIME] = outcome.load_seconds
+    return result
 
 
-__all__ = ["DEFAULT_TIME_LIMIT", "NO_ANSWER", "call_plugin", "load_callable"]
+__all__ = ["DEFAULT_TIME_LIMIT", "NO_ANSWER", "WORKER_LOAD_TIME", "call_plugin", "load_callable"]

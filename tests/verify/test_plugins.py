@@ -8,7 +8,7 @@ import pytest
 
 from ovn_cvx import Problem, SolveResult, solve
 from ovn_cvx.cli import main
-from ovn_cvx.verify import plugins
+from ovn_cvx.verify import _worker, plugins
 from ovn_cvx.solvers import cvxpy_solver
 from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
 from ovn_cvx.verify import comparison
@@ -127,7 +127,19 @@ def test_each_plugin_is_isolated(problem):
 def test_a_process_that_ends_is_a_row_and_the_next_call_runs(problem):
     outcome = plugins.call_plugin(lambda p: __import__("os")._exit(7), problem, "dies", {})
     assert outcome.status == "solver_error" and outcome.info["error"] == "its process ended (exit status 7)"
-    assert plugins.call_plugin(reference_solver, problem, "next", {}).success
+    after = plugins.call_plugin(reference_solver, problem, "next", {})
+    assert after.success and after.info[plugins.WORKER_LOAD_TIME] > 0  # a new worker started
+
+
+def test_the_worker_start_is_not_the_methods_wall_time(problem, monkeypatch):
+    def slow_start(function, args, time_limit):
+        time.sleep(0.2)
+        return _worker.Outcome("returned", function(*args), seconds=0.0, load_seconds=0.2)
+
+    monkeypatch.setattr(_worker, "call", slow_start)
+    start = time.perf_counter()
+    _, result, _, wall_time = comparison._timed_run(Method.plugin("mine", reference_solver), problem)
+    assert result.success and 0 <= wall_time <= time.perf_counter() - start - 0.2
 
 
 @pytest.mark.parametrize("time_limit", [0, -1.0, float("nan"), float("inf"), True, "1"])
