@@ -14,7 +14,7 @@ from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
 from sklearn.utils.extmath import row_norms, safe_sparse_dot
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from ._validation import check_number, naming
+from ._validation import check_no_dates, check_number, naming
 
 NAMED_KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
 
@@ -54,6 +54,7 @@ def kernel_matrix(kernel, X_new, X_train, *, gamma=None, degree=3, coef0=0.0, n_
     """κ(X_new, X_train) of shape (n, N), dense. X_new and X_train may be sparse (CSR or CSC; scikit-learn's pairwise
     kernels take them as they are). For "precomputed", X_new must already be (n, N) (a sparse one is densified: it
     is the kernel matrix)."""
+    check_no_dates("X", X_new)
     X_new = check_array(X_new, accept_sparse=("csr", "csc"), dtype=np.float64, input_name="X")
     if isinstance(kernel, str) and kernel == "precomputed":
         if X_new.shape[1] != n_train:
@@ -80,7 +81,13 @@ def kernel_matrix(kernel, X_new, X_train, *, gamma=None, degree=3, coef0=0.0, n_
     # n_jobs=1: under an active joblib configuration (e.g. parallel_config(backend="dask")) the default None
     # would split the matrix into column blocks computed apart, which changes its last bits (measured: 4e-14 in
     # the verification objectives); the kernel matrix must not depend on where it is computed
-    return pairwise_kernels(X_new, X_train, metric=kernel, n_jobs=1, **params)
+    with np.errstate(over="ignore", invalid="ignore"):  # reported below, by the parameters that caused it
+        K = pairwise_kernels(X_new, X_train, metric=kernel, n_jobs=1, **params)
+    if not np.isfinite(K).all():
+        given = ", ".join(f"{name}={value:.6g}" for name, value in params.items())
+        raise ValueError(f"the {kernel} kernel with {given} overflows float64 on X (a kernel value is not finite): "
+                         f"choose smaller {' or '.join(params)}, or rescale X")
+    return K
 
 
 def squared_distances(A, B) -> np.ndarray:

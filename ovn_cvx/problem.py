@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
 from ._memory import check_fits
-from ._validation import check_number, naming
+from ._validation import check_no_dates, check_number, naming
 from .kernels import KernelFactor, check_gram, kernel_matrix, validate_kernel
 from .labels import label_indicator
 
@@ -119,6 +119,7 @@ def _check_patterns(X, kernel):
     in canonical form, never densified (docs/theory.md §9.10); a precomputed kernel given as a sparse matrix is the
     dense N×N matrix it stands for. Non-finite entries and magnitudes beyond MAX_MAGNITUDE are rejected (for a
     sparse X by its stored values)."""
+    check_no_dates("X", X)
     with naming("X"):
         X = check_array(X, accept_sparse=("csr", "csc"), dtype=np.float64, input_name="X", ensure_min_samples=1)
     if sp.issparse(X):
