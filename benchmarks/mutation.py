@@ -27,7 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the tests run against every mutant
-TESTS = ("tests/test_decisions.py", "tests/test_problem.py", "tests/verify/test_kkt.py", "tests/test_reproducers.py")
+TESTS = ("tests/test_decisions.py", "tests/test_decisions_rules.py", "tests/test_problem.py",
+         "tests/verify/test_kkt.py", "tests/test_reproducers.py")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ CHECKS = "ovn_cvx/verify/checks.py"
 COMPARISON = "ovn_cvx/verify/comparison.py"
 LABELS = "ovn_cvx/labels.py"
 PROBLEM = "ovn_cvx/problem.py"
+RULES = "ovn_cvx/rules.py"
 MUTANTS = (
     # the proven bound (docs/theory.md §6)
     Mutant("D1", DUALITY, "return max(self.primal - self.dual, 0.0)", "return max(self.dual - self.primal, 0.0)",
@@ -92,8 +94,9 @@ MUTANTS = (
            "matrix-free stops on the absolute bound"),
     Mutant("M9", INTERIOR, "self.dual = max(self.dual, dual)", "self.dual = min(self.dual, dual)",
            "interior point keeps the worst dual value"),
-    Mutant("M10", INTERIOR, "if value < self.primal:", "if value <= self.primal * 10:",
-           "interior point keeps a worse primal point"),
+    Mutant("M10", MM, "tol=min(options.gap_tol, max(INTERIOR_TOL, EARLY_ACCEPT * options.gap_tol)))",
+           "tol=max(options.gap_tol, max(INTERIOR_TOL, EARLY_ACCEPT * options.gap_tol)))",
+           "early crossover accepted beyond gap_tol"),
     # the KKT certificate
     Mutant("K1", KKT, "return bool(self.max_residual() <= tol and all(v <= constraint_tol for v in constraints))",
            "return bool(self.max_residual() <= tol)", "certificate ignores the hard constraints"),
@@ -126,12 +129,23 @@ MUTANTS = (
            "return np.asarray(F) >= t", "threshold without its tie tolerance"),
     Mutant("L3", LABELS, "return np.asarray(F) >= t - TIE_TOL * np.maximum(1.0, np.abs(t))",
            "return np.asarray(F) >= t - TIE_TOL", "tie tolerance absolute instead of relative"),
+    # the learned decision rule
+    Mutant("S1", RULES, "error = np.std(per_fold, ddof=1) / np.sqrt(len(groups))", "error = np.std(per_fold, ddof=1)",
+           "one-standard-error rule without its √n"),
+    Mutant("S2", RULES, "consider(family, [self.score_of(truth, rule.predict(F), sample_weight)], lambda _: rule)",
+           "consider(family, [self.score_of(truth, rule.predict(F), None)], lambda _: rule)",
+           "learned rule ignores sample_weight (fixed rules)"),
     # what the problem model accepts
     Mutant("P1", PROBLEM, "if not (lo <= low and high <= hi):", "if not (lo <= low or high <= hi):",
            "cost range: one end enough"),
     Mutant("P2", PROBLEM, "if not lo < alpha < hi:", "if not lo <= alpha <= hi:",
            "alpha interval closed"),
 )
+
+
+def cell(text: str) -> str:
+    """``text`` inside a Markdown table cell."""
+    return text.replace("|", "&#124;")
 
 
 def copy_tree(destination: Path) -> None:
@@ -179,7 +193,8 @@ def main(argv=None) -> int:
             source = (ROOT / m.path).read_text()
             if source.count(m.original) != 1:
                 outcomes[m.key] = "missing"
-                print(f"| {m.key} | {m.path} | {m.what} | missing (site found {source.count(m.original)} times) | |")
+                found = source.count(m.original)
+                print(f"| {m.key} | {m.path} | {cell(m.what)} | missing (site found {found} times) | |")
                 continue
             target.write_text(source.replace(m.original, m.mutated))
             try:
@@ -187,7 +202,7 @@ def main(argv=None) -> int:
             finally:
                 target.write_text(source)
             outcomes[m.key] = outcome
-            print(f"| {m.key} | {m.path} | {m.what} | {outcome} | {seconds:.0f} |", flush=True)
+            print(f"| {m.key} | {m.path} | {cell(m.what)} | {outcome} | {seconds:.0f} |", flush=True)
     killed = sum(o in ("killed", "timeout") for o in outcomes.values())
     survived = [k for k, o in outcomes.items() if o == "survived"]
     scored = killed + len(survived)

@@ -103,12 +103,31 @@ def test_every_answer_reports_its_own_bound_and_success_only_within_it(negatives
         assert result.success  # an easy problem: every finish certifies it
 
 
-def test_a_tighter_gap_tol_is_met_or_refused(negatives):
-    """gap_tol just below the bound the default run reached: the solver either proves the tighter one or says no."""
-    first = ovn_cvx.solve(negatives, method="mm", finish="polish")
-    tighter = max(first.info["relative_gap_bound"] / 2, 1e-15)
-    second = ovn_cvx.solve(negatives, method="mm", finish="polish", gap_tol=tighter)
-    assert second.success == (second.info["relative_gap_bound"] <= tighter)
+@pytest.mark.parametrize("options", [{}, {"finish": "polish"}, {"form": "pair"}, {"form": "matrix-free"}])
+@pytest.mark.parametrize("gap_tol", [1e-14, 1e-15])
+def test_a_gap_tol_below_round_off_is_met_or_refused(negatives, options, gap_tol):
+    """gap_tol near or below the round-off floor (the bounds reached are ~3e-14): every path — the early crossover,
+    the interior point's polish, MM's polish, the matrix-free finish — says "optimal" only with its bound within it."""
+    result = ovn_cvx.solve(negatives, method="mm", gap_tol=gap_tol, **options)
+    assert result.success == (result.info["relative_gap_bound"] <= gap_tol)  # typed field after merge
+
+
+@pytest.mark.parametrize("gap_tol", [1e-12, 1e-15])
+def test_a_warm_polish_is_optimal_only_within_gap_tol(negatives, gap_tol):
+    """From the optimum of a nearby β the warm polish certifies at once (bound ~3e-14): "optimal" at gap_tol = 1e-12,
+    not at 1e-15."""
+    warm = ovn_cvx.solve(negatives, method="mm")
+    result = ovn_cvx.solve(negatives.replace(beta=2.2), method="mm", gap_tol=gap_tol, warm_start=warm)
+    assert result.success == (result.info["relative_gap_bound"] <= gap_tol)
+    assert result.success == (gap_tol == 1e-12)
+
+
+def test_matrix_free_stops_on_the_relative_bound(negatives):
+    """F ≈ 3e7 (β = 1e6): the relative bound reaches gap_tol (stop "certified"); an absolute bound of 1e-6 would
+    need 3e-14 relative, below what the run reaches, and the run would go on to its ε floor."""
+    result = ovn_cvx.solve(negatives.replace(beta=1e6), method="mm", form="matrix-free")
+    assert result.objective > 1e7
+    assert result.success and result.info["stop"] == "certified"
 
 
 # --- the dual point behind every bound ----------------------------------------------------------------------
