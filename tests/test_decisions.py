@@ -271,6 +271,17 @@ def test_box_violation_flags_both_ends():
     assert np.isnan(violation[5])
 
 
+def test_certificate_reports_the_proven_gap_of_its_multipliers(negatives):
+    """The duality-gap measure is the proven relative bound F − D(μ) of the recovered multipliers (made feasible):
+    near the optimum it is small but not zero, and it is what decides when the residuals are small and F* is not."""
+    result = ovn_cvx.solve(negatives, method="mm")
+    for coef, b in ((result.coef, result.b), (1.01 * result.coef, result.b)):
+        cert = kkt_certificate(negatives, coef, b)
+        expected = gap_bound(negatives, coef, b, cert.mu).relative
+        assert cert.residuals["duality_gap"] == expected
+    assert expected > 1e-6 and not cert.passed()
+
+
 def test_certificate_flags_hard_constraint_violations():
     """HwHb at its optimum: passes; b moved off Σb = 0 by 2·CONSTRAINT_TOL (or W off Σw = 0): fails on that
     measure; by half of it: the measure is reported within its tolerance."""
