@@ -23,6 +23,7 @@ from ovn_cvx.verify.checks import CheckResult
 #: the soundness searches are derandomized: the same examples on every run, so a pass is reproducible
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 NAN = float("nan")
+EPS = np.finfo(np.float64).eps
 UP, DOWN = np.nextafter(1.0, 2.0), np.nextafter(1.0, 0.0)  # one ulp either side of 1
 
 
@@ -164,9 +165,11 @@ def test_feasible_dual_lies_in_the_box_with_equal_masses(case):
     assert np.isfinite(mu).all()
     assert (mu >= 0).all() and (mu <= c).all()  # exactly inside the box
     mass = _masses(problem, mu)
-    assert np.ptp(mass) <= 1e-12 * c.sum()  # one common class mass, to round-off
+    # one common class mass, to the round-off of summing it (measured: at most 0.24 ε·Σc over 300 random cases; not
+    # exactly equal in floating point)
+    assert np.ptp(mass) <= 8 * EPS * c.sum()
     if not problem.hard_b and problem.bias_penalty == 0:
-        assert np.abs(mass).max() <= 1e-12 * c.sum()  # b free: stationarity forces m = 0
+        assert np.abs(mass).max() <= 8 * EPS * c.sum()  # b free: stationarity forces m = 0
     # the common mass is the smallest one reachable by every class (moving down only removes weight)
     clipped = _masses(problem, np.clip(np.nan_to_num(candidate), 0.0, c))
     positive = problem.pairs.sign > 0
