@@ -12,6 +12,14 @@ the max instead of the min, ...) in a copy of the package; the tests of ``TESTS`
 the first failure). A mutant is *killed* when they fail (or exceed ``--timeout``), *survives* when they pass. A site
 whose text is no longer in the code (the code moved) is reported as *missing*, not scored. The score is killed over
 killed + survived. Prints one Markdown row per mutant and the score.
+
+Measured on this code (two shared cores, about 25 minutes): 40 of 40 mutants killed (the first list, before the
+decision tests were extended, 34 of 38: the polish accepted whatever its bound, the matrix-free form stopping on the
+absolute bound, the certificate without its duality gap, and an equivalent mutant survived).
+
+Equivalent mutants (no observable change, so no test can kill them) are left out of the list: the interior point
+keeping a worse primal point (its bound stays honest, and the iterates decrease anyway) and a looser tolerance for
+the early crossover (the polish's own acceptance takes the minimum with gap_tol again: mutant M6 is that guard).
 """
 from __future__ import annotations
 
@@ -94,9 +102,8 @@ MUTANTS = (
            "matrix-free stops on the absolute bound"),
     Mutant("M9", INTERIOR, "self.dual = max(self.dual, dual)", "self.dual = min(self.dual, dual)",
            "interior point keeps the worst dual value"),
-    Mutant("M10", MM, "tol=min(options.gap_tol, max(INTERIOR_TOL, EARLY_ACCEPT * options.gap_tol)))",
-           "tol=max(options.gap_tol, max(INTERIOR_TOL, EARLY_ACCEPT * options.gap_tol)))",
-           "early crossover accepted beyond gap_tol"),
+    Mutant("M10", MM, "objective=bound.primal, status=status", "objective=bound.dual, status=status",
+           "the dual value reported as the objective"),
     # the KKT certificate
     Mutant("K1", KKT, "return bool(self.max_residual() <= tol and all(v <= constraint_tol for v in constraints))",
            "return bool(self.max_residual() <= tol)", "certificate ignores the hard constraints"),
