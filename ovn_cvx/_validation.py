@@ -27,6 +27,18 @@ def check_number(name: str, value, *, low=None, strict: bool = False, integer: b
     return int(value) if integer else float(value)
 
 
+def check_no_dates(name: str, X) -> None:
+    """A TypeError naming ``name`` when the array (or a column of the DataFrame) ``X`` holds dates or durations
+    (datetime64, timedelta64): as numbers they count days, seconds or nanoseconds after 1970 depending on the storage
+    unit, and the model (not scale-invariant: its regularization) would depend on that unit."""
+    dtypes = getattr(X, "dtypes", None)  # a DataFrame's columns
+    dtypes = [getattr(X, "dtype", None)] if dtypes is None or isinstance(dtypes, np.dtype) else list(dtypes)
+    temporal = [str(dtype) for dtype in dtypes if getattr(dtype, "kind", None) in ("M", "m")]
+    if temporal:
+        raise TypeError(f"{name} holds dates or durations ({temporal[0]}); convert them to numbers in a unit of your "
+                        f"choice first, e.g. (dates - dates.min()) / np.timedelta64(1, 'D') for days")
+
+
 def check_instance(name: str, value, cls: type):
     """``value`` itself, or a TypeError that names the argument when it is not a ``cls``."""
     if not isinstance(value, cls):

@@ -24,7 +24,7 @@ from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, column_or_1d, validate_data
 
-from ._validation import naming
+from ._validation import check_no_dates, naming
 from .kernels import NAMED_KERNELS, KMeansNystroem, resolve_gamma
 from .labels import NEVER, TIE_TOL, DecisionRule, label_indicator, predict_labels
 from .objective import residuals, training_decision
@@ -344,6 +344,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self._check_approximation()
         with naming("X"):
             # sparse X stays sparse (docs/theory.md §9.10); COO and the other scipy formats are converted to CSR
+            check_no_dates("X", X)
             X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64)
         X_in = X
         if y is None:
@@ -573,6 +574,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         """f_k(x) of all K columns, shape (n, K), binary included."""
         check_is_fitted(self)
         with naming("X"):
+            check_no_dates("X", X)
             X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64, reset=False)
         if self._precomputed:
             X = X[:, self._train_index]

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
 from ._memory import check_fits
-from ._validation import check_number, naming
+from ._validation import check_no_dates, check_number, naming
 from ._variants import VARIANTS
 from .kernels import KernelFactor, check_gram, kernel_matrix, validate_kernel
 from .labels import label_indicator
@@ -85,6 +85,27 @@ def _positive_weights(name, weights, size):
 MAX_MAGNITUDE = 1e100
 
 
+#: the range of every pair cost c_p = β s_i v_k: [1/MAX_MAGNITUDE, MAX_MAGNITUDE]. The solvers' systems weigh the
+#: pairs by c_p and by c_p² (Newton weights c/(2ε), the interior point's ξ/ν); costs beyond it under- or overflow there
+#: (measured: β = 5e-324, a label weight of 1e-300 or 1e300 next to 1, a sample weight of 1e300 ended in a raw
+#: LinAlgError), while every combination of costs inside it gets an answer with its proven bound (an extreme
+#: mix, 1e-100 next to 1e100, an honest "inaccurate" one)
+COST_RANGE = (1.0 / MAX_MAGNITUDE, MAX_MAGNITUDE)
+
+
+def _check_costs(beta: float, weight: np.ndarray) -> None:
+    """The pair costs c_p = β·weight_p (weight_p = s_i v_k) finite and inside ``COST_RANGE``, or a ValueError naming
+    the arguments they come from."""
+    with np.errstate(over="ignore", under="ignore"):
+        low, high = beta * weight.min(), beta * weight.max()
+    lo, hi = COST_RANGE
+    if not (lo <= low and high <= hi):
+        raise ValueError(f"the pair costs c_p = beta * sample_weight[i] * label_weight[k] range from {low:.3g} to "
+                         f"{high:.3g}; they must lie within [{lo:g}, {hi:g}] (the solvers square them in float64): "
+                         "rescale beta, sample_weight or label_weight (an estimator's class_weight multiplies them); "
+                         "a weight many orders of magnitude below the others is better dropped")
+
+
 def _check_magnitude(name: str, value: float) -> float:
     if value > MAX_MAGNITUDE:
         raise ValueError(f"{name} has magnitude {value:.3g}, beyond what the solvers can square in float64 "
@@ -98,6 +119,7 @@ def _check_patterns(X, kernel):
     in canonical form, never densified (docs/theory.md §9.10); a precomputed kernel given as a sparse matrix is the
     dense N×N matrix it stands for. Non-finite entries and magnitudes beyond MAX_MAGNITUDE are rejected (for a
     sparse X by its stored values)."""
+    check_no_dates("X", X)
     with naming("X"):
         X = check_array(X, accept_sparse=("csr", "csc"), dtype=np.float64, input_name="X", ensure_min_samples=1)
     if sp.issparse(X):
@@ -165,7 +187,8 @@ class Problem:
         Positive weights s_i.
     label_weight : array-like of shape (K,), optional
         Positive per-class weights v_k (e.g. class weights of a multilabel problem); the cost of a pair is
-        c_p = β s_{i_p} v_{k_p}.
+        c_p = β s_{i_p} v_{k_p}. Every cost must lie within ``COST_RANGE`` = [1e-100, 1e100] (a ValueError naming
+        beta, sample_weight and label_weight otherwise).
     """
 
     def __init__(self, X, Y, variant="SwHb", kernel="linear", *, alpha=0.0, beta=1.0,
@@ -211,9 +234,13 @@ class Problem:
             self.sample_weight = s = _positive_weights("sample_weight", value("sample_weight"), self.n_samples)
             self.label_weight = v = _positive_weights("label_weight", value("label_weight"), self.n_classes)
             label, sample = np.nonzero(Y.T)  # class-major order
-            self.pairs = Pairs(sample=sample, label=label, sign=Y[sample, label], weight=s[sample] * v[label])
+            with np.errstate(over="ignore", under="ignore"):  # a product beyond the float range: _check_costs
+                weight = s[sample] * v[label]
+            self.pairs = Pairs(sample=sample, label=label, sign=Y[sample, label], weight=weight)
         if changed & {"alpha", "beta", "bias_penalty", "variant", "Y"}:
             self._set_hyperparameters(value("alpha"), value("beta"), value("bias_penalty"))
+        if changed & {"X", "Y", "sample_weight", "label_weight", "beta"}:
+            _check_costs(self.beta, self.pairs.weight)
         if changed & set(KERNEL_FIELDS):
             self.__dict__.pop("gram", None)
             self._shared: dict = {}  # lazily computed, data-only quantities; the same dict in every replace() copy

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from .kkt import CONSTRAINT_TOL
-from ._validation import check_instance
+from ._validation import check_instance, check_number
 from .problem import Problem
 from .result import SolveResult
 from .solve import solve
@@ -27,6 +27,8 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
     defaulting to ``result.problem``) is computed unless given, and returned so that a caller can re-use it.
     """
     check_instance("result", result, SolveResult)
+    rtol, ctol = check_number("rtol", rtol, low=0), check_number("ctol", ctol, low=0)
+    ftol = math.inf if ftol is None else check_number("ftol", ftol, low=0)
     problem = result.problem if problem is None else check_instance("problem", problem, Problem)
     if not result.has_solution:
         raise AssertionError(f"{result.method}/{result.solver} returned no solution (status {result.status!r})")
@@ -34,7 +36,7 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
         reference = solve(problem, method="cvxpy", solver=solver)
     if not reference.success:
         raise RuntimeError(f"the reference ({reference.solver}) did not solve the problem: status {reference.status!r}")
-    tol = Tolerance(objective=rtol, decision=math.inf if ftol is None else ftol, constraints=ctol)
+    tol = Tolerance(objective=rtol, decision=ftol, constraints=ctol)
     check = reference_agreement(result, reference, tol=tol)
     if not check.passed:
         details = check.details

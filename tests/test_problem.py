@@ -1,5 +1,6 @@
 """Validation of the problem model: every bad input raises a clear error naming what is wrong."""
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -7,7 +8,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 import ovn_cvx
 from ovn_cvx import Problem, alpha_interval
-from ovn_cvx.problem import FIELDS
+from ovn_cvx.problem import COST_RANGE, FIELDS
 
 X = np.random.default_rng(0).normal(size=(9, 2))
 Y = np.eye(3)[np.arange(9) % 3]
@@ -208,3 +209,57 @@ def test_magnitudes_beyond_float64_squares_are_named_errors(field, value):
         Problem.from_labels(X, y, "SwSb", **kwargs)
     fine = Problem.from_labels(rng.normal(size=(12, 3)) * 1e99, y, "SwSb")
     assert ovn_cvx.solve(fine, "mm").success
+
+
+def _costs_problem(beta=1.0, sample_weight=None, label_weight=None, **kwargs):
+    rng = np.random.default_rng(0)
+    return Problem.from_labels(rng.normal(size=(12, 3)), np.arange(12) % 3, beta=beta, sample_weight=sample_weight,
+                               label_weight=label_weight, **kwargs)
+
+
+@pytest.mark.parametrize("inside", [True, False])
+@pytest.mark.parametrize("end", ["low", "high"])
+@pytest.mark.parametrize("source", ["beta", "sample_weight", "label_weight"])
+def test_pair_costs_at_either_end_of_their_range(source, end, inside):
+    """c_p = β s_i v_k just inside [1e-100, 1e100] is accepted, just outside it is a ValueError naming the three (β
+    above 1e100 is named by its own magnitude check first)."""
+    lo, hi = COST_RANGE
+    value = (lo if end == "low" else hi) * (1.0 if inside else (0.5 if end == "low" else 2.0))
+    weights = {"beta": value} if source == "beta" else {source: np.full(12 if source == "sample_weight" else 3, value)}
+    if inside:
+        costs = _costs_problem(**weights).cost
+        assert costs.min() == costs.max() == value
+    else:
+        product = r"beta \* sample_weight\[i\] \* label_weight"
+        named = "beta has magnitude" if (source, end) == ("beta", "high") else product
+        with pytest.raises(ValueError, match=named):
+            _costs_problem(**weights)
+
+
+def test_pair_costs_are_checked_as_products():
+    """Each factor inside the range, their product outside it (or beyond the float range): rejected; a product
+    back inside: accepted. ``replace`` checks the same rule."""
+    with pytest.raises(ValueError, match="range from 1e-120"):
+        _costs_problem(beta=1e-60, label_weight=np.array([1e-60, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="range from 1 to inf"):
+        _costs_problem(sample_weight=np.r_[1e300, np.ones(11)], label_weight=np.array([1e300, 1.0, 1.0]))
+    p = _costs_problem(beta=1e-90, label_weight=np.array([1e180, 1.0, 1.0]))
+    assert (p.cost.min(), p.cost.max()) == (1e-90, pytest.approx(1e90))
+    with pytest.raises(ValueError, match="pair costs"):
+        p.replace(beta=1e-79)  # 1e101 for class 0
+    with pytest.raises(ValueError, match="pair costs"):
+        p.replace(label_weight=np.array([1.0, 1e-11, 1.0]))  # 1e-101 for class 1
+
+
+@pytest.mark.parametrize("weights", [dict(beta=1e100, label_weight=np.array([1e-200, 1.0, 1.0])),
+                                     dict(sample_weight=np.where(np.arange(12) % 2, 1e100, 1e-100))],
+                         ids=["beta-1e100-and-1e-100", "samples-1e100-next-to-1e-100"])
+@pytest.mark.parametrize("form", ["auto", "matrix-free"])
+def test_extreme_costs_inside_the_range_get_an_answer_with_its_bound(weights, form):
+    """The corners of the accepted range: no raw error, a finite proven bound, and success only within it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = ovn_cvx.solve(_costs_problem(**weights), "mm", form=form)
+    bound = result.info["relative_gap_bound"]  # typed field after merge
+    assert np.isfinite(result.objective) and not np.isnan(bound)
+    assert result.success == (bound <= 1e-6)

@@ -53,23 +53,31 @@ def make_unseen_labelset(n_samples: int = 40, *, noise: float = 0.3, random_stat
     return X, Y.astype(np.int64)
 
 
+#: the largest ``margin`` of :func:`make_hourglass`: its rejection sampler keeps a fraction (1 − √2·margin)² of the
+#: square, here 1e-3 (about 500 batches of 2·n_samples draws); towards 1/√2 it tends to 0 and the sampler would not end
+HOURGLASS_MAX_MARGIN = (1 - np.sqrt(1e-3)) / np.sqrt(2)
+
+
 def make_hourglass(n_samples: int = 200, *, margin: float = 0.05, noise: float = 0.0, random_state=None):
     """Two-class "hourglass": class 1 fills the two vertical cones |x₂| > |x₁| of the square [−1, 1]²
     (an hourglass standing on its tip), class 0 the two horizontal cones |x₂| < |x₁|.
 
     Construction (ours): points uniform on the square, points closer than ``margin`` to the diagonals
-    |x₂| = |x₁| rejected (a gap between the classes), then Gaussian noise of standard deviation ``noise``
-    added. Each class occupies two opposite cones meeting at the origin, so no linear OvN weight vector
-    (a half-plane through the data) can represent it; a kernel (e.g. RBF or the degree-2 polynomial
-    x₂² − x₁²) is needed. The classes are balanced in expectation (equal areas).
+    |x₂| = |x₁| rejected (a gap between the classes; ``margin`` ≤ ``HOURGLASS_MAX_MARGIN`` ≈ 0.6847), then Gaussian
+    noise of standard deviation ``noise`` added. Each class occupies two opposite cones meeting at the origin, so no
+    linear OvN weight vector (a half-plane through the data) can represent it; a kernel (e.g. RBF or the degree-2
+    polynomial x₂² − x₁²) is needed. The classes are balanced in expectation (equal areas).
 
     Returns ``X`` (n_samples, 2) and ``y`` (n_samples,) int in {0, 1}.
     """
     n_samples = check_number("n_samples", n_samples, low=1, integer=True)
     margin = check_number("margin", margin, low=0)
     noise = check_number("noise", noise, low=0)
-    if margin >= 1 / np.sqrt(2):
-        raise ValueError(f"margin must be < 1/sqrt(2) (the gap would cover the square), got {margin}")
+    if margin > HOURGLASS_MAX_MARGIN:
+        left = max(1 - np.sqrt(2) * margin, 0) ** 2
+        raise ValueError(f"margin must be at most {HOURGLASS_MAX_MARGIN:.4f}, got {margin}: the gap leaves a fraction "
+                         f"{left:.2g} of the square to the classes (none from 1/sqrt(2) = 0.7071 on), too little for "
+                         "rejection sampling")
     rng = check_random_state(random_state)
     X = np.empty((0, 2))
     while X.shape[0] < n_samples:  # rejection sampling; the accepted fraction is (1 - sqrt(2) margin)^2

@@ -4,6 +4,7 @@ import pytest
 import sklearn.datasets
 
 from ovn_cvx import datasets
+from ovn_cvx.datasets._generators import HOURGLASS_MAX_MARGIN
 
 
 @pytest.mark.parametrize("make", [
@@ -44,6 +45,19 @@ def test_hourglass_geometry():
     assert 0.4 < y.mean() < 0.6
     with pytest.raises(ValueError, match="margin"):
         datasets.make_hourglass(10, margin=0.8)
+
+
+@pytest.mark.parametrize("margin", [np.nextafter(HOURGLASS_MAX_MARGIN, 1.0), 0.7071, 1 / np.sqrt(2), np.nan])
+def test_hourglass_margin_beyond_the_sampler_is_named(margin):
+    """A margin of 0.7071 (a fraction 9e-11 of the square left to the classes) used to run forever."""
+    with pytest.raises(ValueError, match="margin"):
+        datasets.make_hourglass(10, margin=margin)
+
+
+def test_hourglass_at_the_largest_margin_keeps_the_gap():
+    X, y = datasets.make_hourglass(40, margin=HOURGLASS_MAX_MARGIN, random_state=0)
+    assert X.shape == (40, 2) and set(y) <= {0, 1}
+    assert (np.abs(np.abs(X[:, 1]) - np.abs(X[:, 0])) / np.sqrt(2) >= HOURGLASS_MAX_MARGIN).all()
 
 
 def test_moons_are_sklearns():

@@ -313,13 +313,13 @@ def check_sound(problem, form="auto"):
     assert_sound(result, reference)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(adversarial_problems())
 def test_no_false_success_on_adversarial_problems(problem):
     check_sound(problem)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(adversarial_problems())
 def test_no_false_success_of_the_matrix_free_form_on_adversarial_problems(problem):
     """The matrix-free form (docs/theory.md §9.11) on the same problems. Found by it: near α = −1/(K−1), C = P⁻¹
@@ -330,7 +330,7 @@ def test_no_false_success_of_the_matrix_free_form_on_adversarial_problems(proble
 
 
 @pytest.mark.slow
-@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=1000, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(adversarial_problems(), st.sampled_from(["auto", "matrix-free"]))
 def test_no_false_success_on_adversarial_problems_long_search(problem, form):
     """Measured at 3 000 examples (the structured forms): no unsound claim; 230 honest non-successes (column scales
