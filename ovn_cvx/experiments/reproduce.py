@@ -14,9 +14,9 @@ from .._reports import environment, markdown_table
 from . import paper
 from . import tables as _tables
 from .figures import plot_2d_problems
-from .parallel import claim_sets as parallel_claim_sets
-from .parallel import measure_parallel, plot_parallel
-from .parallel import to_markdown as parallel_markdown
+from .hyperplanes import claim_sets as parallel_claim_sets
+from .hyperplanes import measure_hyperplanes, plot_hyperplanes
+from .hyperplanes import to_markdown as parallel_markdown
 from .tables import TABLES, ReproduceConfig, main_seed, run_table, summary_markdown, to_markdown
 from .verdicts import HOLDS, assess, check_claims, count, summary_sentence
 
@@ -115,13 +115,13 @@ PARALLEL_BETA = 1.0
 
 
 def _parallel_claim(config, out):
-    """The paper's parallel-hyperplane claim measured on :func:`.parallel.claim_sets` (main seed): the tables
-    (also ``parallel.csv``) and the figure ``figures/parallel.png`` (or the matplotlib message)."""
+    """The paper's parallel-hyperplane claim measured on :func:`.hyperplanes.claim_sets` (main seed): the tables
+    (also ``hyperplanes.csv``) and the figure ``figures/hyperplanes.png`` (or the matplotlib message)."""
     tables, fits = {}, {}
     for name, (X, y) in parallel_claim_sets(config.seed).items():
-        tables[name], fits[name] = measure_parallel(X, y, beta=PARALLEL_BETA, return_fits=True)
-    pd.concat([t.assign(set=name) for name, t in tables.items()]).to_csv(out / "parallel.csv", index=False)
-    return tables, plot_parallel(fits, out / "figures" / "parallel.png")
+        tables[name], fits[name] = measure_hyperplanes(X, y, beta=PARALLEL_BETA, return_fits=True)
+    pd.concat([t.assign(set=name) for name, t in tables.items()]).to_csv(out / "hyperplanes.csv", index=False)
+    return tables, plot_hyperplanes(fits, out / "figures" / "hyperplanes.png")
 
 
 def _provenance(config) -> str:
@@ -264,7 +264,7 @@ def _report(config, tables, results, verdicts, claims, parallel, figures, starte
             if len(df) and stem.rsplit("_", 1)[0] in set(df["dataset"]):
                 lines += [f"![{stem}]({link.as_posix()})", ""]
         if name == "two_class" and parallel:
-            lines += _parallel_section(parallel, figure_links.get("parallel"))
+            lines += _parallel_section(parallel, figure_links.get("hyperplanes"))
     notes = comparisons(results) if len(results) else []
     if notes:
         lines += ["## OvN vs the best baseline (main seed, primary metric)", ""] + [f"* {n}" for n in notes] + [""]

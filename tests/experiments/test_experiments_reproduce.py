@@ -98,7 +98,7 @@ def test_figures_and_report(run):
         assert result["figures"] == figures_module.MISSING_MATPLOTLIB
         pytest.skip("matplotlib is not installed")
     expected = {f"{d.name}_{k}.png" for t in TABLES for d in selected_specs(t, TINY) if d.two_d
-                for k in d.kernels or TINY.kernels} | {"parallel.png"}
+                for k in d.kernels or TINY.kernels} | {"hyperplanes.png"}
     assert {p.name for p in result["figures"]} == expected
     for path in result["figures"]:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -110,7 +110,7 @@ def test_parallel_claim_is_measured_and_judged_in_the_report(run):
     out, result = run
     report = result["report"].read_text()
     assert "### Parallel hyperplanes" in report
-    saved = pd.read_csv(out / "parallel.csv")
+    saved = pd.read_csv(out / "hyperplanes.csv")
     assert set(saved["set"]) == {"symmetric about the origin", "moved by (1, 2)"}
     claims = result["claims"]
     parallel = claims[claims["claim"].str.contains("parallel")]
