@@ -236,8 +236,9 @@ PARALLEL_DEGREES = 0.1
 
 
 def _parallel(results, folds, parallel):
-    """``parallel``: set name → the table of :func:`.hyperplanes.measure_hyperplanes`. Per set: w_1 ∥ −w_2 for every α of
-    the claim's range, then (where parallel) the same normal as SVC(C = β/2), the binary SVM of docs/theory.md §7."""
+    """``parallel``: set name → the table of :func:`.hyperplanes.measure_hyperplanes`. Per set: w_1 ∥ −w_2 for
+    every α of the claim's range, then (where parallel) the same normal as SVC(C = β/2), the binary SVM of
+    docs/theory.md §7."""
     if not parallel:
         return [("parallel-optimum set", "not run", NOT_RUN)]
     checks = []

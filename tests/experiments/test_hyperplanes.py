@@ -11,7 +11,8 @@ from ovn_cvx import Problem
 from ovn_cvx.datasets import make_parallel
 from ovn_cvx.experiments import figures as figures_module
 from ovn_cvx.experiments import hyperplanes
-from ovn_cvx.experiments.hyperplanes import COLUMNS, angle, fit_hyperplanes, measure_hyperplanes, plot_hyperplanes, to_markdown
+from ovn_cvx.experiments.hyperplanes import (COLUMNS, angle, fit_hyperplanes, measure_hyperplanes, plot_hyperplanes,
+                                             to_markdown)
 
 BETA = 1.0
 OFFSET = np.array([1.0, 2.0])
