@@ -32,7 +32,8 @@ def _max_samples(text: str) -> int:
 
 
 def _run(args) -> int:
-    from .reproduce import reproduce, verdict_summary
+    from .report import verdict_summary
+    from .reproduce import reproduce
 
     config = ReproduceConfig.quick_config() if args.quick else ReproduceConfig()
     overrides = {"seed": args.seed, "n_jobs": args.n_jobs, "nested": not args.no_nested,

@@ -52,7 +52,7 @@ SVC_TOL = 1e-6
 
 COLUMNS = ["alpha", "in_claim", "norm_w1", "norm_w2", "angle_w1_neg_w2", "asymmetry", "angle_svc", "agreement_svc",
            "max_distance_diff_svc", "C_matched", "angle_svc_matched", "agreement_svc_matched",
-           "max_distance_diff_svc_matched"]
+           "max_distance_diff_svc_matched", "point_symmetric"]
 
 
 @dataclass(frozen=True)
@@ -156,9 +156,23 @@ def _compare(ovn, svc, X_test):
     return angle(w_ovn, w_svc), agreement, float(gap)
 
 
+def point_symmetric(X, y) -> bool:
+    """Is the two-class set mapped onto itself by (x, class 1) ↔ (−x, class 2)? Then K = 2 SwHb's optimum is two
+    parallel hyperplanes, w_1 = −w_2, for every α (docs/theory.md §7.1): the scope of the paper's claim."""
+    X, y = np.asarray(X, dtype=float), np.asarray(y)
+    classes = np.unique(y)
+    if classes.size != 2:
+        return False
+    second = (y == classes[1]).astype(float)
+    mine, mirrored = np.column_stack([X, second]), np.column_stack([-X, 1.0 - second])
+    # negation is exact in floating point: a set built by mirroring sorts into the same rows
+    return bool(np.array_equal(mine[np.lexsort(mine.T[::-1])], mirrored[np.lexsort(mirrored.T[::-1])]))
+
+
 def hyperplane_table(fits, X_test) -> pd.DataFrame:
     """The measurements of :func:`measure_hyperplanes` for given ``fits`` (one row each) and test points."""
     rows = []
+    symmetric = point_symmetric(fits[0].X, fits[0].y) if fits else False
     for fit in fits:
         w1, w2 = fit.W[:, 0], fit.W[:, 1]
         n1, n2 = np.linalg.norm(w1), np.linalg.norm(w2)
@@ -166,7 +180,7 @@ def hyperplane_table(fits, X_test) -> pd.DataFrame:
         rows.append([fit.alpha, 0.5 <= fit.alpha < 1, n1, n2, angle(w1, -w2),
                      np.linalg.norm(w1 + w2) / spread if spread > 0 else float("nan"),
                      *_compare(fit.ovn, fit.svc, X_test), fit.svc_matched.C,
-                     *_compare(fit.ovn, fit.svc_matched, X_test)])
+                     *_compare(fit.ovn, fit.svc_matched, X_test), symmetric])
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -185,7 +199,9 @@ def measure_hyperplanes(X, y, alphas=None, *, beta: float = 1.0, solver: str = "
       the normals, fraction of equal predictions on ``X_test``, max |d_OvN(x) − d_SVC(x)| over ``X_test`` of the
       signed distances d(x) = decision(x)/‖normal‖;
     * ``C_matched`` = β/(2(1 − α)) and the same three against ``SVC(kernel="linear", C=C_matched)``, the SVM the
-      mathematics predicts when w_1 = −w_2 (module docstring).
+      mathematics predicts when w_1 = −w_2 (module docstring);
+    * ``point_symmetric``: :func:`point_symmetric` of (X, y), the same on every row: the set is in the claim's
+      scope, its optimum two parallel hyperplanes at every α.
 
     ``X_test`` defaults to :func:`sample_box` (``n_test`` points, ``random_state``). With ``return_fits`` the
     result is (table, fits), the fits for :func:`plot_hyperplanes`. Other arguments as in :func:`fit_hyperplanes`.
@@ -204,7 +220,7 @@ def measure_hyperplanes(X, y, alphas=None, *, beta: float = 1.0, solver: str = "
 FORMATS = {"alpha": "{:g}", "in_claim": "{}", "norm_w1": "{:.4g}", "norm_w2": "{:.4g}", "angle_w1_neg_w2": "{:.4f}",
            "asymmetry": "{:.2e}", "angle_svc": "{:.4f}", "agreement_svc": "{:.4f}", "max_distance_diff_svc": "{:.2e}",
            "C_matched": "{:.4g}", "angle_svc_matched": "{:.4f}", "agreement_svc_matched": "{:.4f}",
-           "max_distance_diff_svc_matched": "{:.2e}"}
+           "max_distance_diff_svc_matched": "{:.2e}", "point_symmetric": "{}"}
 
 
 def to_markdown(table: pd.DataFrame) -> str:
