@@ -59,6 +59,14 @@ def fewer(ovn_counts, svc_counts) -> bool:
     return bool((ovn_counts <= svc_counts).all() and ovn_counts.sum() < svc_counts.sum())
 
 
+def accurate(ovn_scores, svc_scores) -> tuple[float, bool]:
+    """The claim's "equal or better accuracy" on the same folds: the standard error (the larger fold standard
+    deviation over √folds) and whether OvN's mean accuracy is no lower than the SVM's by more than it (NaN: no)."""
+    ovn_scores, svc_scores = np.asarray(ovn_scores, dtype=float), np.asarray(svc_scores, dtype=float)
+    se = max(ovn_scores.std(), svc_scores.std()) / np.sqrt(ovn_scores.size)
+    return float(se), bool(ovn_scores.mean() >= svc_scores.mean() - se)
+
+
 def _counts(counts) -> str:
     return "/".join(str(int(c)) for c in counts)
 
@@ -77,9 +85,8 @@ def support_vector_path(X, y, kernel: str, *, beta_factors, alphas, ovn_class, f
 
     β = factor/κ₀ for each of ``beta_factors`` (κ₀ of :func:`.protocols.reference_kernel_scale`, as in the grid);
     support vectors per class ("a/b") of the fits on all of (X, y) (OvN's ``n_support_``, SVC's) and the SVM's
-    number at the bound; accuracies are the mean over ``folds`` stratified folds (the tables' splits of ``seed``),
-    ``accuracy_se`` the larger fold standard deviation over √folds; ``fewer``: :func:`fewer`; ``accurate``: OvN's
-    accuracy no lower than the SVM's by more than ``accuracy_se``. ``ovn_class`` is the estimator class
+    number at the bound; accuracies are the mean over ``folds`` stratified folds (the tables' splits of ``seed``);
+    ``fewer``: :func:`fewer`; ``accuracy_se`` and ``accurate``: :func:`accurate`. ``ovn_class`` is the estimator class
     (:class:`~ovn_cvx.OvNClassifier` or a stand-in with its parameters).
     """
     X, y = np.asarray(X, dtype=float), np.asarray(y)
@@ -100,9 +107,8 @@ def support_vector_path(X, y, kernel: str, *, beta_factors, alphas, ovn_class, f
                 ovn = _ovn(ovn_class, kernel, params, alpha, beta, solver)
                 ovn_scores = cross_val_score(ovn, X, y, cv=cv)
                 ovn.fit(X, y)
-                se = max(ovn_scores.std(), svc_scores.std()) / np.sqrt(folds)
                 rows.append([dataset, kernel, seed, factor, beta, beta / 2, alpha, regime(svc, X, y),
                              _counts(ovn.n_support_), _counts(svc.n_support_), int(at_bound(svc).sum()),
-                             fewer(ovn.n_support_, svc.n_support_), ovn_scores.mean(), svc_scores.mean(), se,
-                             bool(ovn_scores.mean() >= svc_scores.mean() - se)])
+                             fewer(ovn.n_support_, svc.n_support_), ovn_scores.mean(), svc_scores.mean(),
+                             *accurate(ovn_scores, svc_scores)])
     return pd.DataFrame(rows, columns=COLUMNS)

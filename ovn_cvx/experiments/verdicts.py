@@ -364,8 +364,8 @@ def _angles_text(table: pd.DataFrame) -> str:
 def _parallel(results, measurements):
     """Per set of :func:`.hyperplanes.claim_sets`: in the claim's scope when its optimum is two parallel hyperplanes
     by construction (``point_symmetric``, docs/theory.md §7.1); then w_1 ∥ −w_2 at every α of the claim's range,
-    and the same normal as the binary SVM SVC(C = β/(2(1 − α))). A set outside the scope is reported (the angle
-    against α), not judged."""
+    and where so, the same normal as the binary SVM SVC(C = β/(2(1 − α))). A set outside the scope is reported (the
+    angle against α), not judged."""
     sets = measurements.get("hyperplanes")
     if not sets:
         return [("parallel-optimum set", "not run", NOT_RUN)]
@@ -381,6 +381,8 @@ def _parallel(results, measurements):
                            f"parallel hyperplanes: {angles}", OUT_OF_SCOPE))
             continue
         checks.append((f"{name}: w₁ ∥ −w₂", angles, _pattern(hits)))
+        if not all(hits):  # "identical to the binary SVM" is said of the parallel hyperplanes
+            continue
         same = list((claim["angle_svc_matched"] <= PARALLEL_DEGREES) & (claim["agreement_svc_matched"] == 1.0))
         checks.append((f"{name}: identical to the binary SVM SVC(C = β/(2(1−α)))",
                        f"angle max {claim['angle_svc_matched'].max():.4f}° (agreement min "
