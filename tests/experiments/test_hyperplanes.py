@@ -12,7 +12,7 @@ from ovn_cvx.datasets import make_parallel
 from ovn_cvx.experiments import figures as figures_module
 from ovn_cvx.experiments import hyperplanes
 from ovn_cvx.experiments.hyperplanes import (COLUMNS, angle, fit_hyperplanes, measure_hyperplanes, plot_hyperplanes,
-                                             to_markdown)
+                                             point_symmetric, to_markdown)
 
 BETA = 1.0
 OFFSET = np.array([1.0, 2.0])
@@ -144,6 +144,19 @@ def test_table_columns_and_markdown(moved):
     assert lines[3].startswith("| 0.5 | True |")
     with pytest.raises(ValueError, match="angle_svc"):
         to_markdown(table.drop(columns="angle_svc"))
+
+
+def test_point_symmetry_is_the_claim_s_scope(overlapping, moved):
+    X, y = overlapping
+    assert point_symmetric(X, y) and point_symmetric(X[::-1], y[::-1])   # any order
+    assert not point_symmetric(*moved)
+    assert not point_symmetric(X + 1e-12, y)                               # nearly is not exactly
+    flipped = y.copy()
+    flipped[0] = 1 - flipped[0]                                            # one pattern's class changed
+    assert not point_symmetric(X, flipped)
+    assert not point_symmetric(X, np.arange(len(y)) % 3)
+    table = measure_hyperplanes(*moved, [0.5], beta=BETA, n_test=10)
+    assert table["point_symmetric"].tolist() == [False]
 
 
 def test_default_alphas_cover_the_claim_and_contrast():
