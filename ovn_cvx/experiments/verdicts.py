@@ -13,6 +13,13 @@ The paper prints rounded numbers: "0.10" stands for [0.095, 0.105]. The verdict 
   the Hamming loss "above" means a larger loss than the paper's);
 * ``not comparable`` — the paper's data or protocol for the cell are unknown (:mod:`.paper` says why);
 * ``not run`` — the cell was not part of this run (or every fit of it failed).
+
+How firm each verdict is: its :func:`margin` (how far the band would have to move to change it), ``sensitive``
+when under ``SENSITIVE``, and the verdict with two-decimal numbers read as three-decimal ones (:func:`sensitivity`).
+
+The paper's qualitative claims (:func:`check_claims`) are checked as patterns where they apply: ``holds`` /
+``fails`` when every / no seed or setting shows them, ``mixed`` otherwise, ``out of scope`` for a set the claim
+does not speak of (reported, not judged).
 """
 from __future__ import annotations
 
@@ -229,7 +236,8 @@ def sensitivity(verdicts: pd.DataFrame) -> list[str]:
     if len(near):
         lost, won = int((near["verdict"] == REPRODUCED).sum()), len(near) - int((near["verdict"] == REPRODUCED).sum())
         items = "; ".join(f"{r.row}, {r.column} ({r.paper}): {r.verdict} by {r.margin:.4f}" for r in near.itertuples())
-        lines.append(f"**{len(near)} verdicts lie within {SENSITIVE} of the edge** of the paper's interval "
+        lines.append(f"**{len(near)} verdict{'s lie' if len(near) > 1 else ' lies'} within {SENSITIVE} of the edge** "
+                     "of the paper's interval "
                      f"(band edge to interval edge): {items}. Flipping them, between {holds - lost} and "
                      f"{holds + won} of the numbers would hold.")
     else:
