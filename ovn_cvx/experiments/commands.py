@@ -38,8 +38,7 @@ def _usage_error(message: str) -> int:
 
 
 def _run(args) -> int:
-    from .report import verdict_summary
-    from .reproduce import reproduce
+    from .reproduce import reproduce, verdict_summary
 
     config = ReproduceConfig.quick_config() if args.quick else ReproduceConfig()
     overrides = {"seed": args.seed, "n_jobs": args.n_jobs, "nested": not args.no_nested,
@@ -59,13 +58,14 @@ def _run(args) -> int:
     if not set(reuse) <= set(config.tables):
         return _usage_error(f"--reuse {' '.join(reuse)}: every reused table must be one of the run's tables "
                             f"{list(config.tables)}")
+    options = {"reuse": reuse} if reuse else {}
     try:
         if args.scheduler is not None:  # scikit-learn's joblib loops (n_jobs) on the Dask cluster
             from .._parallel import dask_backend
             with dask_backend(args.scheduler):
-                out = reproduce(config, args.out, reuse=reuse)
+                out = reproduce(config, args.out, **options)
         else:
-            out = reproduce(config, args.out, reuse=reuse)
+            out = reproduce(config, args.out, **options)
     except ValueError as error:
         if not reuse or "reuse" not in str(error):
             raise

@@ -15,10 +15,12 @@ from . import paper
 from . import tables as _tables
 from .figures import plot_2d_problems
 from .hyperplanes import claim_sets, measure_hyperplanes, plot_hyperplanes
-from .report import HYPERPLANE_BETA, TITLES, provenance, render
+from .report import HYPERPLANE_BETA, TITLES, provenance, render, verdict_summary
 from .support_vectors import support_vector_path
 from .tables import TABLES, ReproduceConfig, run_table, seeded_data, selected_specs, to_markdown
 from .verdicts import SUPPORT_ALPHA, assess, check_claims
+
+__all__ = ["reproduce", "verdict_summary"]
 
 #: the columns of the table files that hold text (read back as text, not as numbers: "0.10" stays "0.10")
 TEXT_COLUMNS = ("table", "dataset", "evidence_for", "kernel", "method", "metric", "paper", "metric_best_params",
