@@ -152,7 +152,7 @@ def _protocol_section(config, results, ovn_class) -> list[str]:
         "* **Folds**: shuffled once per seed; for class labels (multiclass and two-class sets) they are "
         "*stratified* (`StratifiedKFold(shuffle=True)`: every fold keeps the class proportions), for label sets "
         "plain `KFold(shuffle=True)`. The paper says only that the data are shuffled and cut into equal folds; "
-        "stratification lowers the fold-to-fold spread on the small, unbalanced sets (glass).",
+        "stratifying is our choice (it keeps every class in every training part of the small, unbalanced glass).",
         _decision_rules(config, ovn_class),
         f"* **Seeds**: main seed {config.seed} (every table's numbers, both protocols); the band reruns data "
         f"sets of at most {config.band_max_samples} patterns under the paper protocol with "
