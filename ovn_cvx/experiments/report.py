@@ -2,6 +2,7 @@
 figures and the run's record. :func:`render` puts together the sections below from a run's results."""
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from pathlib import Path
 
@@ -94,7 +95,8 @@ def _header(config, started, seconds, reused: dict) -> list[str]:
              f"OvN = {config.ovn_variant} solved by {config.ovn_solver or 'the default solver'}."]
     if reused:
         lines[-1] += (" Tables taken from an earlier run of the same configuration, not refitted: "
-                      + "; ".join(f"{t} (run started {when})" for t, when in reused.items()) + ".")
+                      + "; ".join(f"{t} (run started {_dt.datetime.fromisoformat(when):%Y-%m-%d %H:%M} UTC)"
+                                  for t, when in reused.items()) + ".")
     return lines + [""]
 
 

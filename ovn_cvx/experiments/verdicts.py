@@ -248,7 +248,7 @@ def sensitivity(verdicts: pd.DataFrame) -> list[str]:
                       for r in changed.itertuples())
     lines.append(f"A printed number is read as the interval of its last digit (\"0.10\" = [0.095, 0.105]). Read "
                  f"instead as three-decimal numbers whose last zero was dropped (\"0.10\" = 0.100 ± {THREE_DIGITS}), "
-                 f"{len(changed)} verdict{'' if len(changed) == 1 else 's'} change"
+                 f"{len(changed)} verdict{'s change' if len(changed) != 1 else ' changes'}"
                  + (f" ({items})" if items else "") + f" and {alt} numbers hold.")
     return lines
 

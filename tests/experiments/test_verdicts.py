@@ -263,5 +263,5 @@ def test_sensitivity_flags_verdicts_near_the_edge_and_gives_the_tally_s_range():
     assert v["verdict_three_digits"].tolist() == [ABOVE, BELOW, REPRODUCED, BELOW]
     text = " ".join(sensitivity(v))
     assert "**3 verdicts lie within 0.002" in text and "between 0 and 3 of the numbers would hold" in text
-    assert "1 verdict change (scene, L, OvN SwHb (0.10): reproduced → below) and 1 numbers hold" in text
+    assert "1 verdict changes (scene, L, OvN SwHb (0.10): reproduced → below) and 1 numbers hold" in text
     assert "No verdict lies within" in sensitivity(v.iloc[[1]])[0]
