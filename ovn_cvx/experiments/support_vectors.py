@@ -75,8 +75,10 @@ def _ovn(ovn_class, kernel, params, alpha, beta, solver):
     """K = 2 OvN as the paper's table has it, every parameter the comparison relies on given explicitly."""
     kernel_args = {"gamma": "scale", "degree": 3, "coef0": 0.0, **params}  # the unused ones at their defaults
     solver_args = {} if solver is None else {"solver": solver}  # None: the estimator's own choice
+    # β is given as the SVM's C = β/2 sees it: an estimator that can rescale β by the kernel's size must not
+    scale_args = {"beta_scale": "none"} if "beta_scale" in ovn_class().get_params() else {}
     return ovn_class(variant="SwHb", kernel=kernel, alpha=alpha, beta=beta, negatives="none", class_weight=None,
-                     **kernel_args, **solver_args)
+                     **kernel_args, **solver_args, **scale_args)
 
 
 def support_vector_path(X, y, kernel: str, *, beta_factors, alphas, ovn_class, folds: int = 3, seed: int = 0,

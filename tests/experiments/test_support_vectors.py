@@ -6,8 +6,8 @@ from sklearn.svm import SVC
 
 from ovn_cvx import OvNClassifier
 from ovn_cvx.datasets import make_parallel
-from ovn_cvx.experiments.support_vectors import (COLUMNS, HARD_MARGIN, MARGIN_ERRORS, TRAINING_ERRORS, accurate,
-                                                 fewer, regime, support_vector_path)
+from ovn_cvx.experiments.support_vectors import (COLUMNS, HARD_MARGIN, MARGIN_ERRORS, TRAINING_ERRORS, _ovn,
+                                                 accurate, fewer, regime, support_vector_path)
 
 
 def blobs(gap, n=20, seed=0):
@@ -76,7 +76,7 @@ def test_path_passes_the_kernel_to_both_models():
     gamma = 1.0 / (X.shape[1] * X.var())   # σ₀: scikit-learn's gamma="scale"
     svc = SVC(kernel="rbf", gamma=gamma, C=1.0).fit(X, y)
     assert path["svc_support"].iloc[0] == "/".join(map(str, svc.n_support_))
-    ovn = OvNClassifier("SwHb", "rbf", gamma=gamma, alpha=0.9, beta=2.0).fit(X, y)
+    ovn = OvNClassifier("SwHb", "rbf", gamma=gamma, alpha=0.9, beta=2.0, negatives="none").fit(X, y)
     assert path["ovn_support"].iloc[0] == "/".join(map(str, ovn.n_support_))
 
 
@@ -89,3 +89,20 @@ def test_path_rejects_bad_input_by_name():
         support_vector_path(X, y, "linear", beta_factors=(1.0,), alphas=(0.0,), ovn_class=OvNClassifier, folds=1)
     with pytest.raises(ValueError, match="beta_factors"):
         support_vector_path(X, y, "linear", beta_factors=(0.0,), alphas=(0.0,), ovn_class=OvNClassifier)
+
+
+def test_the_path_s_model_has_every_parameter_of_the_comparison_explicit():
+    """The estimator's defaults must not change the comparison: β absolute, the paper's OvN (no known negatives)."""
+    class Recorder:
+        def __init__(self, **kwargs):
+            self.kwargs = kwargs
+
+        def get_params(self):
+            return {"beta_scale": "kernel", **getattr(self, "kwargs", {})}
+
+    made = _ovn(Recorder, "poly", {"degree": 2, "gamma": 1.0, "coef0": 1.0}, 0.5, 2.0, "mm").kwargs
+    assert made == {"variant": "SwHb", "kernel": "poly", "alpha": 0.5, "beta": 2.0, "negatives": "none",
+                    "class_weight": None, "gamma": 1.0, "degree": 2, "coef0": 1.0, "solver": "mm",
+                    "beta_scale": "none"}
+    assert "beta_scale" not in _ovn(OvNClassifier, "linear", {}, 0.0, 1.0, None).get_params() or \
+        _ovn(OvNClassifier, "linear", {}, 0.0, 1.0, None).get_params()["beta_scale"] == "none"
