@@ -133,9 +133,9 @@ def test_support_vector_claim_is_judged_at_matched_regularisation(run):
     np.testing.assert_allclose(path["C"], path["beta"] / 2)
     claims = result["claims"]
     sv = claims[claims["claim"].str.contains("support vectors")]
-    regimes = {(d, k, r) for d, k, r in path[["dataset", "kernel", "regime"]].itertuples(index=False)}
-    assert sv["scope"].tolist() == [f"{d}, {k}: {r}" for d, k in dict.fromkeys((d, k) for d, k, _ in regimes)
-                                    for r in REGIMES if (d, k, r) in regimes]
+    regimes = set(path[["dataset", "kernel", "regime"]].itertuples(index=False, name=None))
+    problems = path[["dataset", "kernel"]].drop_duplicates().itertuples(index=False, name=None)  # in run order
+    assert sv["scope"].tolist() == [f"{d}, {k}: {r}" for d, k in problems for r in REGIMES if (d, k, r) in regimes]
     assert "### Fewer support vectors at matched regularisation" in result["report"].read_text()
 
 
