@@ -11,7 +11,7 @@ with ``return_X_y=True``):
 Generators (``random_state`` makes them deterministic): :func:`make_unseen_labelset`,
 :func:`make_hourglass`, :func:`make_moons`, :func:`make_linear`; :func:`make_data` — Gaussian blobs (multiclass or
 multilabel, any K and M) or one of those toys as an (X, Y) membership problem, the data of the verification suite.
-:func:`make_parallel` — a point-symmetric two-class set, the data of ``ovn_cvx.experiments.parallel``.
+:func:`make_parallel` — a point-symmetric two-class set, the data of ``ovn_cvx.experiments.hyperplanes``.
 :func:`make_sparse_multilabel` — sparse word-count "text" with labels (the model of scikit-learn's
 ``make_multilabel_classification``, vectorized), the data of the scale benchmark.
 """

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 
 from ..cli import output_directory, positive_int, scheduler_address, solver_name, summary
@@ -31,6 +32,11 @@ def _max_samples(text: str) -> int:
     return value
 
 
+def _usage_error(message: str) -> int:
+    print(f"ovn-cvx reproduce: error: {message}", file=sys.stderr)
+    return 2
+
+
 def _run(args) -> int:
     from .reproduce import reproduce, verdict_summary
 
@@ -48,12 +54,22 @@ def _run(args) -> int:
     if args.max_samples is not None:
         overrides["max_samples"] = args.max_samples
     config = replace(config, **overrides)
-    if args.scheduler is not None:  # scikit-learn's joblib loops (n_jobs) on the Dask cluster
-        from .._parallel import dask_backend
-        with dask_backend(args.scheduler):
-            out = reproduce(config, args.out)
-    else:
-        out = reproduce(config, args.out)
+    reuse = tuple(args.reuse or ())
+    if not set(reuse) <= set(config.tables):
+        return _usage_error(f"--reuse {' '.join(reuse)}: every reused table must be one of the run's tables "
+                            f"{list(config.tables)}")
+    options = {"reuse": reuse} if reuse else {}
+    try:
+        if args.scheduler is not None:  # scikit-learn's joblib loops (n_jobs) on the Dask cluster
+            from .._parallel import dask_backend
+            with dask_backend(args.scheduler):
+                out = reproduce(config, args.out, **options)
+        else:
+            out = reproduce(config, args.out, **options)
+    except ValueError as error:
+        if not reuse or "reuse" not in str(error):
+            raise
+        return _usage_error(f"--reuse: {error}")
     failed = sum(int(df.drop_duplicates(["dataset", "kernel", "method", "seed"])["failed_fits"].sum())
                  for df in out["tables"].values() if len(df))
     print(f"\n{verdict_summary(out['verdicts'], out['claims'])}")
@@ -98,4 +114,8 @@ def register(subparsers) -> None:
     p.add_argument("--band-seeds", type=positive_int,
                    help="shuffle seeds for the band of the small data sets (default: 5; --quick: 2)")
     p.add_argument("--no-nested", action="store_true", help="skip the nested-CV protocol")
+    p.add_argument("--reuse", nargs="+", choices=TABLES, metavar="TABLE",
+                   help="take these tables from the earlier run in --out (same configuration, but for --n-jobs and "
+                        "the selection) instead of refitting them; the verdicts, the claims' measurements and the "
+                        "report are computed anew: %(choices)s")
     p.set_defaults(run=_run)

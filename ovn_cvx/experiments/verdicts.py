@@ -13,6 +13,13 @@ The paper prints rounded numbers: "0.10" stands for [0.095, 0.105]. The verdict 
   the Hamming loss "above" means a larger loss than the paper's);
 * ``not comparable`` — the paper's data or protocol for the cell are unknown (:mod:`.paper` says why);
 * ``not run`` — the cell was not part of this run (or every fit of it failed).
+
+How firm each verdict is: its :func:`margin` (how far the band would have to move to change it), ``sensitive``
+when under ``SENSITIVE``, and the verdict with two-decimal numbers read as three-decimal ones (:func:`sensitivity`).
+
+The paper's qualitative claims (:func:`check_claims`) are checked as patterns where they apply: ``holds`` /
+``fails`` when every / no seed or setting shows them, ``mixed`` otherwise, ``out of scope`` for a set the claim
+does not speak of (reported, not judged).
 """
 from __future__ import annotations
 
@@ -22,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .paper import PAPER_NUMBERS, PaperNumber
+from .paper import TABLE_A_OVN, TABLE_A_OVR, TABLE_A_POINT_TEXT, TABLE_A_TRUTH, PaperNumber
+from .support_vectors import REGIMES
 
 REPRODUCED, ABOVE, BELOW, NOT_COMPARABLE, NOT_RUN = "reproduced", "above", "below", "not comparable", "not run"
 VERDICTS = (REPRODUCED, ABOVE, BELOW, NOT_COMPARABLE, NOT_RUN)
@@ -65,18 +73,45 @@ class Band:
         return f"{self.mean:.3f} [{self.lo:.3f}, {self.hi:.3f}{extra}]"
 
 
-def verdict(number: PaperNumber, band: Band | None) -> str:
-    """The verdict of one paper number against our band (see the module docstring)."""
+#: a verdict whose band lies within this distance of the paper's interval's edge is reported as sensitive
+SENSITIVE = 0.002
+#: half a unit of the third decimal: a two-decimal number read as a three-decimal one with its last zero dropped
+THREE_DIGITS = 0.0005
+
+
+def _interval(number: PaperNumber, half_unit: float | None) -> tuple[float, float]:
+    # + 1e-12: 0.851 + 0.0005 is 0.85149999… in binary, and the interval is closed
+    edge = (number.half_unit if half_unit is None else half_unit) + 1e-12
+    return number.value - edge, number.value + edge
+
+
+def verdict(number: PaperNumber, band: Band | None, half_unit: float | None = None) -> str:
+    """The verdict of one paper number against our band (see the module docstring); ``half_unit`` replaces the
+    printed number's own half unit of its last digit (a sensitivity reading)."""
     if number.not_comparable is not None or not number.numeric:
         return NOT_COMPARABLE
     if band is None:
         return NOT_RUN
-    edge = number.half_unit + 1e-12  # 0.851 + 0.0005 is 0.85149999… in binary: the interval is closed
-    if band.hi < number.value - edge:
+    lo, hi = _interval(number, half_unit)
+    if band.hi < lo:
         return BELOW
-    if band.lo > number.value + edge:
+    if band.lo > hi:
         return ABOVE
     return REPRODUCED
+
+
+def margin(number: PaperNumber, band: Band | None) -> float:
+    """How far our band would have to move for the verdict to change (NaN without a numeric verdict): the smaller
+    overlap for "reproduced", the gap to the paper's interval for "above" / "below"."""
+    v = verdict(number, band)
+    if v not in (REPRODUCED, ABOVE, BELOW):
+        return float("nan")
+    lo, hi = _interval(number, None)
+    if v == BELOW:
+        return lo - band.hi
+    if v == ABOVE:
+        return band.lo - hi
+    return min(band.hi - lo, hi - band.lo)
 
 
 def count(verdicts) -> dict[str, int]:
@@ -146,35 +181,80 @@ def _evidence(number: PaperNumber, rows: pd.DataFrame, variants: pd.DataFrame, f
     return texts
 
 
+def _ours(number: PaperNumber, rows: pd.DataFrame, main: pd.Series | None) -> str:
+    """Our main-seed value of a paper number's cell, as text."""
+    if main is None:
+        return "not run"
+    if number.metric == "support_vectors":
+        return str(main["support_vectors"]).replace("/", ", ")
+    if number.metric == "predicted_set":
+        point = TABLE_A_POINT_TEXT.index(number.row.removeprefix("test point "))
+        sets = _seed_sets(rows, "predicted_sets_paper_points") if "predicted_sets_paper_points" in rows else {}
+        if not sets:
+            return "not run"
+        return (f"{sets[min(sets)][point]} (seeds {sorted(sets)}: "
+                f"{' '.join(v[point] for _, v in sorted(sets.items()))})")
+    return f"{main['paper_protocol']:.3f} / {main['nested']:.3f}"
+
+
 def assess(results: pd.DataFrame, folds: int, numbers) -> pd.DataFrame:
     """One row per paper number: where it is, the paper's text, our main-seed numbers (paper protocol / nested),
-    the band, the verdict and the measured evidence."""
+    the band (also as ``band_lo``, ``band_hi``), the verdict, its :func:`margin` and whether it is ``sensitive``
+    (margin < ``SENSITIVE``), the verdict with two-decimal numbers read as three-decimal ones
+    (``verdict_three_digits``) and the measured evidence."""
     out = []
     main_rows = results[results["evidence_for"].isna()] if len(results) else results
     for number in numbers:
         rows = _cell_rows(main_rows, *number.key) if len(results) else results
         main = _main(rows)
         band = Band.from_rows(rows, folds) if number.numeric and main is not None else None
-        if main is None:
-            ours = "not run"
-        elif number.metric == "support_vectors":
-            ours = str(main["support_vectors"]).replace("/", ", ")
-        elif number.metric == "predicted_set":
-            ours = f"at ours (2,−2), (2,2), (0,4): {main['predicted_sets']}"
-        else:
-            ours = f"{main['paper_protocol']:.3f} / {main['nested']:.3f}"
         v = verdict(number, band)
         evidence = _evidence(number, rows, results[results["evidence_for"] == number.dataset], folds, v) \
             if main is not None and number.numeric else []
+        m = margin(number, band)
         out.append({"table": number.table, "row": number.row, "column": number.column, "dataset": number.dataset,
                     "kernel": number.kernel, "method": number.method, "metric": number.metric,
-                    "paper": number.text, "ours": ours, "band": "" if band is None else band.text(), "verdict": v,
+                    "paper": number.text, "ours": _ours(number, rows, main),
+                    "band": "" if band is None else band.text(),
+                    "band_lo": np.nan if band is None else band.lo, "band_hi": np.nan if band is None else band.hi,
+                    "verdict": v, "margin": m, "sensitive": bool(m < SENSITIVE),
+                    "verdict_three_digits": verdict(number, band, min(number.half_unit, THREE_DIGITS))
+                    if number.numeric else v,
                     "evidence": "; ".join(evidence) if evidence else (number.not_comparable or "")})
     return pd.DataFrame(out)
 
 
+def sensitivity(verdicts: pd.DataFrame) -> list[str]:
+    """What the tally of :func:`assess`'s verdicts depends on: the verdicts within ``SENSITIVE`` of flipping (and
+    the range of "reproduced" counts if each flipped), and the verdicts that change when the paper's two-decimal
+    numbers are read as three-decimal ones."""
+    if not len(verdicts):
+        return []
+    holds = int((verdicts["verdict"] == REPRODUCED).sum())
+    near = verdicts[verdicts["sensitive"].astype(bool)]
+    lines = []
+    if len(near):
+        lost, won = int((near["verdict"] == REPRODUCED).sum()), len(near) - int((near["verdict"] == REPRODUCED).sum())
+        items = "; ".join(f"{r.row}, {r.column} ({r.paper}): {r.verdict} by {r.margin:.4f}" for r in near.itertuples())
+        lines.append(f"**{len(near)} verdict{'s lie' if len(near) > 1 else ' lies'} within {SENSITIVE} of the edge** "
+                     "of the paper's interval "
+                     f"(band edge to interval edge): {items}. Flipping them, between {holds - lost} and "
+                     f"{holds + won} of the numbers would hold.")
+    else:
+        lines.append(f"No verdict lies within {SENSITIVE} of the edge of the paper's interval.")
+    changed = verdicts[verdicts["verdict_three_digits"] != verdicts["verdict"]]
+    alt = int((verdicts["verdict_three_digits"] == REPRODUCED).sum())
+    items = "; ".join(f"{r.row}, {r.column} ({r.paper}): {r.verdict} → {r.verdict_three_digits}"
+                      for r in changed.itertuples())
+    lines.append(f"A printed number is read as the interval of its last digit (\"0.10\" = [0.095, 0.105]). Read "
+                 f"instead as three-decimal numbers whose last zero was dropped (\"0.10\" = 0.100 ± {THREE_DIGITS}), "
+                 f"{len(changed)} verdict{'s change' if len(changed) != 1 else ' changes'}"
+                 + (f" ({items})" if items else "") + f" and {alt} numbers hold.")
+    return lines
+
+
 # --- the paper's qualitative claims, checked as patterns ----------------------------------------------------
-HOLDS_ALL, FAILS_ALL, MIXED = "holds", "fails", "mixed"
+HOLDS_ALL, FAILS_ALL, MIXED, OUT_OF_SCOPE = "holds", "fails", "mixed", "out of scope"
 FAR_POINT = 2  # (0, 4), the test point whose intended set [0,1] no training pattern has
 
 
@@ -184,50 +264,98 @@ def _pattern(hits: list[bool]) -> str:
     return HOLDS_ALL if all(hits) else FAILS_ALL if not any(hits) else MIXED
 
 
-def check_claims(results: pd.DataFrame, folds: int, claims, parallel: pd.DataFrame | None = None) -> pd.DataFrame:
+def check_claims(results: pd.DataFrame, folds: int, claims, measurements: dict | None = None) -> pd.DataFrame:
     """One row per check of a qualitative claim: its scope, what we measured and holds / fails / mixed (over
-    the seeds) / not run."""
+    the seeds and settings) / out of scope / not run.
+
+    ``measurements``: the claims' own measurements beside the tables, ``"hyperplanes"`` (set name → the table of
+    :func:`.hyperplanes.measure_hyperplanes`) and ``"support_vectors"`` (the rows of
+    :func:`.support_vectors.support_vector_path`); a missing one gives "not run".
+    """
+    measurements = measurements or {}
     out = []
     for claim in claims:
-        for scope, ours, status in _CHECKS[claim.check](results, folds, parallel):
+        for scope, ours, status in _CHECKS[claim.check](results, measurements):
             out.append({"table": claim.table, "claim": claim.text, "scope": scope, "ours": ours, "verdict": status})
     return pd.DataFrame(out, columns=["table", "claim", "scope", "ours", "verdict"])
 
 
-def _unseen_set(results, folds, parallel):
+def _seed_sets(rows: pd.DataFrame, column: str) -> dict[int, list[str]]:
+    """The predicted sets of ``column`` by seed (one per test point)."""
+    return {int(s): str(v).split() for s, v in zip(rows["seed"], rows[column]) if isinstance(v, str)}
+
+
+def _unseen_set(results, measurements):
+    """At our far point (0, 4), and at the paper's three points far from the patterns with both labels: OvN
+    predicts [0,1] and binary relevance [1,1], per seed."""
     rows = _cell_rows(results, "unseen_labelset", "linear", "OvN", "predicted_set")
     base = _cell_rows(results, "unseen_labelset", "linear", "BR-SVC", "predicted_set")
     if rows.empty or base.empty:
         return [("unseen label set, linear", "not run", NOT_RUN)]
-    sets = {s: r.split()[FAR_POINT] for s, r in zip(rows["seed"], rows["predicted_sets"])}
-    base_sets = {s: r.split()[FAR_POINT] for s, r in zip(base["seed"], base["predicted_sets"])}
-    hits = [sets[s] == "[0,1]" and base_sets.get(s) == "[1,1]" for s in sets]
-    ours = (f"at (0, 4), seeds {sorted(sets)}: OvN {' '.join(sets.values())}, BR-SVC {' '.join(base_sets.values())}"
-            f" ({sum(hits)}/{len(hits)} seeds as claimed)")
-    return [("unseen label set, linear", ours, _pattern(hits))]
+    sets, base_sets = _seed_sets(rows, "predicted_sets"), _seed_sets(base, "predicted_sets")
+    hits = [sets[s][FAR_POINT] == "[0,1]" and base_sets.get(s, [""] * 3)[FAR_POINT] == "[1,1]" for s in sets]
+    ours = (f"at (0, 4), seeds {sorted(sets)}: OvN {' '.join(v[FAR_POINT] for v in sets.values())}, BR-SVC "
+            f"{' '.join(v[FAR_POINT] for v in base_sets.values())} ({sum(hits)}/{len(hits)} seeds as claimed)")
+    checks = [("unseen label set, linear: our far point (0, 4)", ours, _pattern(hits))]
+    if "predicted_sets_paper_points" in rows:
+        checks.append(_unseen_set_at_paper_points(rows, base))
+    return checks
 
 
-def _fewer_support_vectors(results, folds, parallel):
+def _unseen_set_at_paper_points(rows, base):
+    sets, base_sets = _seed_sets(rows, "predicted_sets_paper_points"), _seed_sets(base, "predicted_sets_paper_points")
+    far = [i for i, s in enumerate(TABLE_A_TRUTH) if s == "[0,1]"]
+    hits = [sets[s][i] == "[0,1]" and base_sets.get(s, [""] * len(TABLE_A_TRUTH))[i] == "[1,1]"
+            for s in sets for i in far]
+    if not sets:
+        return ("unseen label set, linear: the paper's test points", "not run", NOT_RUN)
+    main = min(sets)
+    same = sum(a == b for a, b in zip(sets[main], TABLE_A_OVN))
+    same_base = sum(a == b for a, b in zip(base_sets.get(main, []), TABLE_A_OVR))
+    points = ", ".join(TABLE_A_POINT_TEXT[i] for i in far)
+    ours = (f"at the paper's far points {points}, seeds {sorted(sets)}: OvN [0,1] and BR-SVC [1,1] in "
+            f"{sum(hits)}/{len(hits)} (seed × point); main seed at all six points: OvN {' '.join(sets[main])} "
+            f"({same}/6 as the paper's OvN), BR-SVC {' '.join(base_sets.get(main, []))} ({same_base}/6 as the "
+            "paper's OvR); trained on our set, not the paper's")
+    return ("unseen label set, linear: the paper's test points", ours, _pattern(hits))
+
+
+#: the α at which the support-vector claim is judged: the grid's largest, inside the paper's range [0.5, 1)
+SUPPORT_ALPHA = 0.9
+
+
+def _share(rows: pd.DataFrame) -> str:
+    both = rows["fewer"].astype(bool) & rows["accurate"].astype(bool)
+    return f"{int(both.sum())}/{len(rows)}"
+
+
+def _fewer_support_vectors(results, measurements):
+    """Per two-class set and regime (:mod:`.support_vectors`): at α = ``SUPPORT_ALPHA``, OvN has fewer support
+    vectors than SVC(C = β/2) at the same β and an accuracy no lower beyond the fold standard error, per (seed, β)."""
+    path = measurements.get("support_vectors")
+    if path is None or len(path) == 0:
+        return [("two-class sets", "not run", NOT_RUN)]
     checks = []
-    for number in PAPER_NUMBERS:
-        if number.table != "B" or number.metric != "support_vectors" or number.method != "OvN":
-            continue
-        ovn = _cell_rows(results, number.dataset, number.kernel, "OvN", "accuracy")
-        svm = _cell_rows(results, number.dataset, number.kernel, "OvR-SVC", "accuracy")
-        scope = f"{number.dataset}, {number.kernel}"
-        if ovn.empty or svm.empty:
-            checks.append((scope, "not run", NOT_RUN))
-            continue
-        counts = {s: [int(c) for c in v.split("/")] for s, v in zip(svm["seed"], svm["support_vectors"])}
-        fewer = [all(a <= b for a, b in zip(map(int, v.split("/")), counts[s])) and
-                 sum(map(int, v.split("/"))) < sum(counts[s]) for s, v in zip(ovn["seed"], ovn["support_vectors"])]
-        a, b = Band.from_rows(ovn, folds), Band.from_rows(svm, folds)
-        # "equal or better": OvN's mean no lower than the SVM's beyond half the SVM's band
-        accurate = a.mean >= b.mean - (b.hi - b.lo) / 2
-        ours = (f"SVs fewer in every class in {sum(fewer)}/{len(fewer)} seeds (main seed: OvN "
-                f"{ovn['support_vectors'].iloc[0]}, SVC {svm['support_vectors'].iloc[0]}); accuracy OvN "
-                f"{a.mean:.3f} vs SVC {b.mean:.3f} ({'equal or better' if accurate else 'lower'})")
-        checks.append((scope, ours, _pattern([f and accurate for f in fewer])))
+    for (dataset, kernel), g in path.groupby(["dataset", "kernel"], sort=False):
+        for regime in REGIMES:
+            r = g[g["regime"] == regime]
+            if r.empty:
+                continue
+            scope = f"{dataset}, {kernel}: {regime}"
+            at = r[np.isclose(r["alpha"], SUPPORT_ALPHA)]
+            if at.empty:
+                checks.append((scope, f"α = {SUPPORT_ALPHA} not measured", NOT_RUN))
+                continue
+            hits = list(at["fewer"].astype(bool) & at["accurate"].astype(bool))
+            betas = sorted(set(r["beta_factor"]))
+            others = ", ".join(f"α = {a:g}: {_share(r[r['alpha'] == a])}" for a in sorted(set(r["alpha"]))
+                               if not np.isclose(a, SUPPORT_ALPHA))
+            ours = (f"{len(at)} setting{'s' if len(at) > 1 else ''} (seeds × β·κ₀ ∈ "
+                    f"{{{', '.join(f'{b:g}' for b in betas)}}}), at α = "
+                    f"{SUPPORT_ALPHA:g}: fewer support vectors in {int(at['fewer'].astype(bool).sum())}/{len(at)}, "
+                    f"accuracy equal or better in {int(at['accurate'].astype(bool).sum())}/{len(at)}, both in "
+                    f"{sum(hits)}/{len(at)}" + (f" (both, {others})" if others else ""))
+            checks.append((scope, ours, _pattern(hits)))
     return checks
 
 
@@ -235,25 +363,40 @@ def _fewer_support_vectors(results, folds, parallel):
 PARALLEL_DEGREES = 0.1
 
 
-def _parallel(results, folds, parallel):
-    """``parallel``: set name → the table of :func:`.parallel.measure_parallel`. Per set: w_1 ∥ −w_2 for every α of
-    the claim's range, then (where parallel) the same normal as SVC(C = β/2), the binary SVM of docs/theory.md §7."""
-    if not parallel:
+def _angles_text(table: pd.DataFrame) -> str:
+    first, last = table.iloc[0], table.iloc[-1]
+    return (f"angle(w₁, −w₂) {first['angle_w1_neg_w2']:.1f}° at α = {first['alpha']:g} → "
+            f"{last['angle_w1_neg_w2']:.2f}° at α = {last['alpha']:g}")
+
+
+def _parallel(results, measurements):
+    """Per set of :func:`.hyperplanes.claim_sets`: in the claim's scope when its optimum is two parallel hyperplanes
+    by construction (``point_symmetric``, docs/theory.md §7.1); then w_1 ∥ −w_2 at every α of the claim's range,
+    and where so, the same normal as the binary SVM SVC(C = β/(2(1 − α))). A set outside the scope is reported (the
+    angle against α), not judged."""
+    sets = measurements.get("hyperplanes")
+    if not sets:
         return [("parallel-optimum set", "not run", NOT_RUN)]
     checks = []
-    for name, table in parallel.items():
+    for name, table in sets.items():
+        table = table.sort_values("alpha")
         claim = table[table["in_claim"].astype(bool)]
         hits = list(claim["angle_w1_neg_w2"] <= PARALLEL_DEGREES)
-        checks.append((f"{name}: w₁ ∥ −w₂", f"angle(w₁, −w₂) over α ∈ [0.5, 1): max "
-                       f"{claim['angle_w1_neg_w2'].max():.4f}° (parallel within {PARALLEL_DEGREES}° at "
-                       f"{sum(hits)}/{len(hits)} α)", _pattern(hits)))
-        if all(hits):
-            same = list((claim["angle_svc"] <= PARALLEL_DEGREES) & (claim["agreement_svc"] == 1.0))
-            checks.append((f"{name}: identical to the binary SVM SVC(C=β/2)",
-                           f"angle to SVC(C=β/2) max {claim['angle_svc'].max():.3f}° (agreement min "
-                           f"{claim['agreement_svc'].min():.4f}); to SVC(C=β/(2(1−α))) max "
-                           f"{claim['angle_svc_matched'].max():.4f}° (agreement min "
-                           f"{claim['agreement_svc_matched'].min():.4f})", _pattern(same)))
+        angles = (f"{_angles_text(table)}; in α ∈ [0.5, 1): max {claim['angle_w1_neg_w2'].max():.4f}° (parallel "
+                  f"within {PARALLEL_DEGREES}° at {sum(hits)}/{len(hits)} α)")
+        if not table["point_symmetric"].astype(bool).all():
+            checks.append((f"{name}: w₁ ∥ −w₂", "not symmetric about the origin, so its optimum is not two "
+                           f"parallel hyperplanes: {angles}", OUT_OF_SCOPE))
+            continue
+        checks.append((f"{name}: w₁ ∥ −w₂", angles, _pattern(hits)))
+        if not all(hits):  # "identical to the binary SVM" is said of the parallel hyperplanes
+            continue
+        same = list((claim["angle_svc_matched"] <= PARALLEL_DEGREES) & (claim["agreement_svc_matched"] == 1.0))
+        checks.append((f"{name}: identical to the binary SVM SVC(C = β/(2(1−α)))",
+                       f"angle max {claim['angle_svc_matched'].max():.4f}° (agreement min "
+                       f"{claim['agreement_svc_matched'].min():.4f}); to SVC(C = β/2), the grid's mapping: max "
+                       f"{claim['angle_svc'].max():.3f}° (agreement min {claim['agreement_svc'].min():.4f}), equal "
+                       "only where C no longer matters", _pattern(same)))
     return checks
 
 

@@ -15,7 +15,9 @@ from ovn_cvx.experiments import figures as figures_module
 from ovn_cvx.experiments.protocols import TASK_METRICS
 from ovn_cvx.experiments.paper import PAPER_NUMBERS, TABLE_OF, paper_value
 from ovn_cvx.experiments.tables import COLUMNS, TABLES, selected_specs
-from ovn_cvx.experiments.verdicts import VERDICTS
+from ovn_cvx.experiments.paper import TABLE_A_POINTS
+from ovn_cvx.experiments.support_vectors import REGIMES
+from ovn_cvx.experiments.verdicts import OUT_OF_SCOPE, SUPPORT_ALPHA, VERDICTS
 
 # two folds keep the nested protocol (2 outer × 2 inner) within the test budget
 TINY = ReproduceConfig(grid=Grid(beta=(2.0,), sigma_factors=(1.0,), alpha=(0.3,)), max_samples=40, folds=2,
@@ -98,7 +100,7 @@ def test_figures_and_report(run):
         assert result["figures"] == figures_module.MISSING_MATPLOTLIB
         pytest.skip("matplotlib is not installed")
     expected = {f"{d.name}_{k}.png" for t in TABLES for d in selected_specs(t, TINY) if d.two_d
-                for k in d.kernels or TINY.kernels} | {"parallel.png"}
+                for k in d.kernels or TINY.kernels} | {"hyperplanes.png"}
     assert {p.name for p in result["figures"]} == expected
     for path in result["figures"]:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -110,14 +112,89 @@ def test_parallel_claim_is_measured_and_judged_in_the_report(run):
     out, result = run
     report = result["report"].read_text()
     assert "### Parallel hyperplanes" in report
-    saved = pd.read_csv(out / "parallel.csv")
+    saved = pd.read_csv(out / "hyperplanes.csv")
     assert set(saved["set"]) == {"symmetric about the origin", "moved by (1, 2)"}
     claims = result["claims"]
     parallel = claims[claims["claim"].str.contains("parallel")]
-    # symmetric about the origin: parallel at every α (docs/theory.md §7.1); moved: parallel at none of them
-    assert parallel["verdict"].tolist()[0] == "holds" and parallel["verdict"].tolist()[-1] == "fails"
+    # symmetric about the origin: parallel at every α, and SVC(C = β/(2(1 − α))) (docs/theory.md §7.1); the moved
+    # set is outside the claim's scope: reported with its angles, not judged
+    assert parallel["verdict"].tolist() == ["holds", "holds", OUT_OF_SCOPE]
+    assert "° at α = -0.5 → " in parallel["ours"].iloc[-1]
     for row in parallel.itertuples():
         assert f"| {row.scope} |" in report
+
+
+def test_support_vector_claim_is_judged_at_matched_regularisation(run):
+    out, result = run
+    path = pd.read_csv(out / "support_vectors.csv")
+    assert set(path["dataset"]) == {"hourglass"} and set(path["kernel"]) == {"rbf", "poly"}
+    assert set(path["seed"]) == {1, 2} and set(path["beta_factor"]) == set(TINY.grid.beta)
+    assert set(path["alpha"]) == set(TINY.grid.alpha) | {SUPPORT_ALPHA}
+    np.testing.assert_allclose(path["C"], path["beta"] / 2)
+    claims = result["claims"]
+    sv = claims[claims["claim"].str.contains("support vectors")]
+    regimes = set(path[["dataset", "kernel", "regime"]].itertuples(index=False, name=None))
+    problems = path[["dataset", "kernel"]].drop_duplicates().itertuples(index=False, name=None)  # in run order
+    assert sv["scope"].tolist() == [f"{d}, {k}: {r}" for d, k in problems for r in REGIMES if (d, k, r) in regimes]
+    assert "### Fewer support vectors at matched regularisation" in result["report"].read_text()
+
+
+def test_report_discloses_folds_decision_rules_and_the_tally_s_firmness(run):
+    report = run[1]["report"].read_text()
+    for needed in ("### How firm the tally is", "*stratified*", "`StratifiedKFold(shuffle=True)`",
+                   "**Decision rules**", "f_k(x) ≥ 1", "`fallback='argmax'`", "three-decimal numbers"):
+        assert needed in report, needed
+    verdicts = run[1]["verdicts"]
+    assert {"margin", "sensitive", "verdict_three_digits", "band_lo", "band_hi"} <= set(verdicts.columns)
+
+
+def test_unseen_label_sets_at_the_paper_s_test_points(run):
+    df = run[1]["tables"]["unseen_label"]
+    for sets in df["predicted_sets_paper_points"]:
+        assert len(sets.split()) == len(TABLE_A_POINTS) and set(sets.split()) <= {"[0,1]", "[1,0]", "[1,1]", "[0,0]"}
+    table_a = run[1]["verdicts"].query("table == 'A'")
+    assert table_a["ours"].str.match(r"^\[[01],[01]\] \(seeds \[1, 2\]: ").all()
+
+
+def test_reuse_takes_tables_from_the_earlier_run_and_judges_anew(run, tmp_path):
+    out, result = run
+    import shutil
+    copy = tmp_path / "again"
+    shutil.copytree(out, copy)
+    config = ReproduceConfig(**{**TINY.__dict__, "tables": ("unseen_label", "multiclass"), "n_jobs": 2})
+    messages = []
+    again = reproduce(config, copy, progress=messages.append, reuse=("unseen_label", "multiclass"))
+    assert not any(m.startswith("  ") for m in messages)   # no fit reported: nothing refitted
+    def comparable(df):  # None and NaN alike: both are empty cells in a CSV
+        df = df.drop(columns="seconds").astype(object)
+        return df.where(df.notna(), "")
+
+    pd.testing.assert_frame_equal(comparable(again["tables"]["multiclass"]),
+                                  comparable(result["tables"]["multiclass"]), check_dtype=False)
+    assert again["tables"]["multiclass"]["paper"].dropna().tolist() == \
+        result["tables"]["multiclass"]["paper"].dropna().tolist()          # "0.10" stays text
+    same = result["verdicts"].query("table in ['A', 'C']").reset_index(drop=True)
+    pd.testing.assert_frame_equal(again["verdicts"], same, check_dtype=False)
+    earlier = json.loads((out / "run.json").read_text())["started_utc"]
+    assert json.loads((copy / "run.json").read_text())["reused"] == {"unseen_label": earlier, "multiclass": earlier}
+    assert f"unseen_label (run started {earlier[:10]} {earlier[11:16]} UTC)" in again["report"].read_text()
+
+
+def test_reuse_refuses_another_configuration_or_no_earlier_run(run, tmp_path):
+    out, _ = run
+    with pytest.raises(ValueError, match="reuse needs an earlier run"):
+        reproduce(TINY, tmp_path, reuse=("multiclass",))
+    with pytest.raises(ValueError, match=r"differs in \['seed'\]"):
+        reproduce(ReproduceConfig(**{**TINY.__dict__, "seed": 5}), out, reuse=("multiclass",))
+    with pytest.raises(ValueError, match="reuse must name tables of the run"):
+        reproduce(ReproduceConfig(**{**TINY.__dict__, "tables": ("two_class",)}), out, reuse=("multiclass",))
+
+
+def test_cli_reuse_errors_are_usage_errors(tmp_path, capsys):
+    assert main(["reproduce", "--tables", "multiclass", "--reuse", "multilabel", "--out", str(tmp_path)]) == 2
+    assert "--reuse multilabel" in capsys.readouterr().err
+    assert main(["reproduce", "--tables", "multiclass", "--reuse", "multiclass", "--out", str(tmp_path)]) == 2
+    assert "reuse needs an earlier run" in capsys.readouterr().err
 
 
 def test_tables_without_matplotlib(tmp_path, monkeypatch):

@@ -8,8 +8,10 @@ import pytest
 from ovn_cvx.experiments import paper
 from ovn_cvx.experiments.paper import PaperNumber
 from ovn_cvx.experiments.tables import COLUMNS
-from ovn_cvx.experiments.verdicts import (ABOVE, BELOW, NOT_COMPARABLE, NOT_RUN, REPRODUCED, Band, assess,
-                                          check_claims, count, summary_sentence, verdict)
+from ovn_cvx.experiments.support_vectors import HARD_MARGIN, MARGIN_ERRORS, TRAINING_ERRORS
+from ovn_cvx.experiments.verdicts import (ABOVE, BELOW, NOT_COMPARABLE, NOT_RUN, OUT_OF_SCOPE, PARALLEL_DEGREES,
+                                          REPRODUCED, SENSITIVE, SUPPORT_ALPHA, THREE_DIGITS, Band, assess,
+                                          check_claims, count, margin, sensitivity, summary_sentence, verdict)
 
 
 def number(text, metric="accuracy", dataset="glass", kernel="linear", method="OvN", why=None):
@@ -115,15 +117,19 @@ def test_counts_and_summary_sentence():
     assert "**1 cannot be tested**" in text and "3 checks" in text
 
 
-def claim_rows(ovn_sets, br_sets):
+def claim_rows(ovn_sets, br_sets, ovn_paper=None, br_paper=None):
     out = []
-    for method, sets in (("OvN", ovn_sets), ("BR-SVC", br_sets)):
+    for method, sets, at_paper in (("OvN", ovn_sets, ovn_paper), ("BR-SVC", br_sets, br_paper)):
         for seed, s in enumerate(sets):
             row = dict.fromkeys(COLUMNS)
             row.update(dataset="unseen_labelset", kernel="linear", method=method, metric="test_points_correct",
-                       seed=seed, predicted_sets=s)
+                       seed=seed, predicted_sets=s, predicted_sets_paper_points=None if at_paper is None
+                       else at_paper[seed])
             out.append(row)
     return pd.DataFrame(out, columns=COLUMNS)
+
+
+UNSEEN = [c for c in paper.CLAIMS if c.check == "unseen_set"]
 
 
 @pytest.mark.parametrize("ovn, expected", [
@@ -132,51 +138,130 @@ def claim_rows(ovn_sets, br_sets):
     (["[1,0] [1,1] [1,0]", "[1,0] [1,1] [1,1]"], "fails"),
 ])
 def test_unseen_set_claim(ovn, expected):
-    claims = [c for c in paper.CLAIMS if c.check == "unseen_set"]
-    out = check_claims(claim_rows(ovn, ["[1,0] [1,1] [1,1]"] * 2), 3, claims)
-    assert out["verdict"].tolist() == [expected]
+    out = check_claims(claim_rows(ovn, ["[1,0] [1,1] [1,1]"] * 2), 3, UNSEEN)
+    assert out["verdict"].tolist() == [expected, NOT_RUN]  # no sets at the paper's points in these rows
 
 
-def sv_rows(ovn_sv, svm_sv, ovn_acc, svm_acc):
-    out = []
-    for method, svs, accs in (("OvN", ovn_sv, ovn_acc), ("OvR-SVC", svm_sv, svm_acc)):
-        for seed, (sv, acc) in enumerate(zip(svs, accs)):
-            row = dict.fromkeys(COLUMNS)
-            row.update(dataset="moons", kernel="rbf", method=method, metric="accuracy", seed=seed, support_vectors=sv,
-                       paper_protocol=acc, nested=acc, paper_protocol_std=0.01, nested_std=0.01)
-            out.append(row)
-    return pd.DataFrame(out, columns=COLUMNS)
+AS_PRINTED = " ".join(paper.TABLE_A_OVN)    # [0,1] [0,1] [0,1] [1,1] [1,0] [1,1]
+OVR_PRINTED = " ".join(paper.TABLE_A_OVR)   # [1,1] [1,1] [1,1] [1,1] [1,0] [1,1]
 
 
-@pytest.mark.parametrize("ovn_sv, ovn_acc, expected", [
-    (["4/6", "5/5"], [0.99, 0.98], "holds"),
-    (["4/6", "7/7"], [0.99, 0.98], "mixed"),   # seed 1: not fewer (equal)
-    (["4/6", "5/5"], [0.90, 0.91], "fails"),   # fewer, but less accurate beyond the band
-    (["8/6", "7/8"], [0.99, 0.99], "fails"),
+@pytest.mark.parametrize("ovn_paper, expected", [
+    ([AS_PRINTED, AS_PRINTED], "holds"),
+    ([AS_PRINTED, "[0,1] [0,1] [1,1] [1,1] [1,0] [1,1]"], "mixed"),      # seed 1: (−3, 3) gets [1,1]
+    (["[1,1] [1,0] [1,1] [1,1] [1,0] [1,1]"] * 2, "fails"),
 ])
-def test_fewer_support_vectors_claim(ovn_sv, ovn_acc, expected):
-    claims = [c for c in paper.CLAIMS if c.check == "fewer_support_vectors"]
-    out = check_claims(sv_rows(ovn_sv, ["7/7", "7/7"], ovn_acc, [0.99, 0.98]), 3, claims)
-    moons = out[out["scope"] == "moons, rbf"]
-    assert moons["verdict"].tolist() == [expected]
-    assert set(out.loc[out["scope"] != "moons, rbf", "verdict"]) == {NOT_RUN}
+def test_unseen_set_claim_at_the_paper_s_own_test_points(ovn_paper, expected):
+    ours = ["[1,0] [1,1] [0,1]"] * 2
+    out = check_claims(claim_rows(ours, ["[1,0] [1,1] [1,1]"] * 2, ovn_paper, [OVR_PRINTED] * 2), 3, UNSEEN)
+    row = out.iloc[1]
+    assert "paper's test points" in row["scope"] and row["verdict"] == expected
+    assert f"{6 if ovn_paper[0] == AS_PRINTED else 3}/6 as the paper's OvN" in row["ours"]
+    assert "6/6 as the paper's OvR" in row["ours"]
 
 
-def parallel_table(angles, svc_angles, agreement=1.0):
+def test_table_a_numbers_show_ours_at_the_paper_s_point_and_stay_not_comparable():
+    rows = claim_rows(["[1,0] [1,1] [0,1]"] * 2, ["[1,0] [1,1] [1,1]"] * 2,
+                      ["[0,1] [1,1] [0,1] [1,1] [1,0] [1,1]", "[0,1] [0,1] [0,1] [1,1] [1,0] [1,1]"], [OVR_PRINTED] * 2)
+    rows["metric"] = "test_points_correct"
+    v = assess(rows, 3, paper.paper_numbers("A")).set_index(["row", "column"])
+    assert v.loc[("test point (−5, 2)", "OvN SwHb"), "ours"] == "[1,1] (seeds [0, 1]: [1,1] [0,1])"
+    assert v.loc[("test point (0, 3)", "OvR (scikit-learn)"), "ours"].startswith("[1,0] ")
+    assert set(v["verdict"]) == {NOT_COMPARABLE} and v["margin"].isna().all() and not v["sensitive"].any()
+
+
+# --- support vectors at matched regularisation ---------------------------------------------------------------
+FEWER = [c for c in paper.CLAIMS if c.check == "fewer_support_vectors"]
+
+
+def path_rows(settings, alpha=SUPPORT_ALPHA, dataset="moons", kernel="rbf"):
+    """Rows of support_vector_path: settings = [(regime, fewer, accurate), ...], one β each."""
+    return pd.DataFrame([{"dataset": dataset, "kernel": kernel, "seed": 0, "beta_factor": float(i), "alpha": alpha,
+                          "regime": reg, "fewer": f, "accurate": a} for i, (reg, f, a) in enumerate(settings)])
+
+
+def test_support_vector_claim_is_judged_per_regime_at_its_alpha():
+    settings = [(TRAINING_ERRORS, True, True), (TRAINING_ERRORS, True, True),
+                (MARGIN_ERRORS, True, True), (MARGIN_ERRORS, True, False),      # fewer, but less accurate
+                (HARD_MARGIN, False, True)]
+    other_alpha = path_rows([(reg, False, False) for reg, *_ in settings], alpha=0.0)
+    out = check_claims(rows([]), 3, FEWER, {"support_vectors": pd.concat([path_rows(settings), other_alpha])})
+    assert out["scope"].tolist() == ["moons, rbf: training errors", "moons, rbf: margin errors",
+                                     "moons, rbf: hard margin"]
+    assert out["verdict"].tolist() == ["holds", "mixed", "fails"]
+    assert "both in 1/2" in out["ours"].iloc[1] and "α = 0: 0/2" in out["ours"].iloc[1]
+
+
+def test_support_vector_claim_without_its_alpha_or_path_is_not_run():
+    out = check_claims(rows([]), 3, FEWER, {"support_vectors": path_rows([(HARD_MARGIN, True, True)], alpha=0.5)})
+    assert out["verdict"].tolist() == [NOT_RUN] and f"α = {SUPPORT_ALPHA} not measured" in out["ours"].iloc[0]
+    assert check_claims(rows([]), 3, FEWER)["verdict"].tolist() == [NOT_RUN]
+
+
+# --- parallel hyperplanes ---------------------------------------------------------------------------------------
+def parallel_table(angles, svc_angles, agreement=1.0, symmetric=True):
     alphas = [0.0, 0.5, 0.75, 0.9]
     return pd.DataFrame({"alpha": alphas, "in_claim": [a >= 0.5 for a in alphas], "angle_w1_neg_w2": angles,
-                         "angle_svc": svc_angles, "agreement_svc": agreement, "angle_svc_matched": 0.0,
-                         "agreement_svc_matched": 1.0})
+                         "angle_svc": 3.0, "agreement_svc": 0.99, "angle_svc_matched": svc_angles,
+                         "agreement_svc_matched": agreement, "point_symmetric": symmetric})
 
 
-def test_parallel_claim_is_judged_on_the_claim_s_alphas_only():
+def test_parallel_claim_is_judged_on_the_claim_s_alphas_and_scope_only():
     claims = [c for c in paper.CLAIMS if c.check == "parallel"]
-    out = check_claims(rows([]), 3, claims, {
-        "a": parallel_table([30.0, 0.0, 0.05, 0.0], [9.0, 0.0, 0.0, 0.0]),   # α = 0 is outside the claim
-        "b": parallel_table([0.0, 0.0, 0.0, 0.0], [0.0, 5.0, 0.0, 0.0]),
-        "c": parallel_table([0.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]),
+    edge = PARALLEL_DEGREES
+    out = check_claims(rows([]), 3, claims, {"hyperplanes": {
+        "a": parallel_table([30.0, 0.0, edge, 0.0], [9.0, 0.0, 0.0, 0.0]),    # α = 0 outside the claim; the edge in
+        "b": parallel_table([0.0, 0.0, 0.0, 0.0], [0.0, edge * 1.001, 0.0, 0.0]),   # just outside for the SVM
+        "c": parallel_table([0.0, edge * 1.001, np.nan, 0.0], [0.0, 0.0, 0.0, 0.0]),   # NaN: w_k = 0, not parallel
         "d": parallel_table([0.0, 3.0, 2.0, 1.0], [0.0, 0.0, 0.0, 0.0]),
-    })
-    assert out["verdict"].tolist() == ["holds", "holds", "holds", "mixed", "mixed", "fails"]
-    assert "identical" not in " ".join(out["scope"][out["scope"].str.startswith(("c", "d"))])
+        "e": parallel_table([90.0, 30.0, 2.0, 0.0], [0.0, 0.0, 0.0, 0.0], symmetric=False),
+    }})
+    assert out["verdict"].tolist() == ["holds", "holds", "holds", "mixed", "mixed", "fails", OUT_OF_SCOPE]
+    assert "identical" not in " ".join(out["scope"][out["scope"].str.startswith(("c", "d", "e"))])
+    e = out.iloc[-1]
+    assert e["scope"] == "e: w₁ ∥ −w₂" and "90.0° at α = 0 → 0.00° at α = 0.9" in e["ours"]
     assert check_claims(rows([]), 3, claims)["verdict"].tolist() == [NOT_RUN]
+
+
+# --- how firm the tally is ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("lo, hi, expected_verdict, expected_margin", [
+    (0.80, 0.8510, REPRODUCED, 0.0005),          # the band's top sits at the paper's value
+    (0.8515, 0.90, REPRODUCED, 0.0),             # touches the interval's top
+    (0.8525, 0.90, ABOVE, 0.001),
+    (0.70, 0.8495, BELOW, 0.001),
+])
+def test_margin_is_the_distance_to_a_changed_verdict(lo, hi, expected_verdict, expected_margin):
+    n = number("0.851")
+    assert verdict(n, band(lo, hi)) == expected_verdict
+    assert margin(n, band(lo, hi)) == pytest.approx(expected_margin, abs=1e-9)
+
+
+def test_margin_without_a_numeric_verdict_is_nan():
+    assert np.isnan(margin(number("0.851"), None))
+    assert np.isnan(margin(number("0.837", why=paper.SYNTHETIC), band(0.8, 0.9)))
+
+
+def test_three_decimal_reading_of_a_two_decimal_number():
+    n = number("0.10", "hamming_loss")
+    assert verdict(n, band(0.1040, 0.11)) == REPRODUCED                    # inside [0.095, 0.105]
+    assert verdict(n, band(0.1040, 0.11), THREE_DIGITS) == ABOVE          # outside [0.0995, 0.1005]
+    assert verdict(n, band(0.1004, 0.11), THREE_DIGITS) == REPRODUCED
+
+
+def test_sensitivity_flags_verdicts_near_the_edge_and_gives_the_tally_s_range():
+    results = pd.concat([rows([(0.8515 + SENSITIVE / 2, 0.86)]),                 # reproduced? no: above by 0.001
+                         rows([(0.40, 0.41)], dataset="iris"),                       # far below
+                         rows([(0.85, 0.851)], dataset="wine"),                      # reproduced, deep inside
+                         rows([(0.0951, 0.096)], dataset="scene", metric="hamming_loss")], ignore_index=True)
+    for name in ("glass", "iris", "wine", "scene"):
+        results.loc[results["dataset"] == name, ["paper_protocol_std", "nested_std"]] = 0.0
+    numbers = [number("0.851"), number("0.851", dataset="iris"), number("0.851", dataset="wine"),
+               number("0.10", "hamming_loss", dataset="scene")]
+    v = assess(results, 3, numbers)
+    assert v["verdict"].tolist() == [ABOVE, BELOW, REPRODUCED, REPRODUCED]
+    assert v["sensitive"].tolist() == [True, False, True, True]   # wine: 0.851 − 0.8505 = 0.0005 from the bottom
+    assert v["verdict_three_digits"].tolist() == [ABOVE, BELOW, REPRODUCED, BELOW]
+    text = " ".join(sensitivity(v))
+    assert "**3 verdicts lie within 0.002" in text and "between 0 and 3 of the numbers would hold" in text
+    assert "1 verdict changes (scene, L, OvN SwHb (0.10): reproduced → below) and 1 numbers hold" in text
+    assert "No verdict lies within" in sensitivity(v.iloc[[1]])[0]

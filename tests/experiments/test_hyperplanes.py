@@ -10,8 +10,9 @@ import ovn_cvx
 from ovn_cvx import Problem
 from ovn_cvx.datasets import make_parallel
 from ovn_cvx.experiments import figures as figures_module
-from ovn_cvx.experiments import parallel
-from ovn_cvx.experiments.parallel import COLUMNS, angle, fit_parallel, measure_parallel, plot_parallel, to_markdown
+from ovn_cvx.experiments import hyperplanes
+from ovn_cvx.experiments.hyperplanes import (COLUMNS, angle, fit_hyperplanes, measure_hyperplanes, plot_hyperplanes,
+                                             point_symmetric, to_markdown)
 
 BETA = 1.0
 OFFSET = np.array([1.0, 2.0])
@@ -58,7 +59,7 @@ def test_symmetric_set_gives_w1_equal_minus_w2_for_every_alpha(overlapping, alph
     X, y = overlapping
     w1, w2 = reference_weights(X, y, alpha)
     assert np.linalg.norm(w1 + w2) <= 1e-6 * np.linalg.norm(w1 - w2)
-    row = measure_parallel(X, y, [alpha], beta=BETA).iloc[0]
+    row = measure_hyperplanes(X, y, [alpha], beta=BETA).iloc[0]
     assert row["asymmetry"] <= 1e-6
     assert row["angle_w1_neg_w2"] <= 1e-4
 
@@ -66,12 +67,12 @@ def test_symmetric_set_gives_w1_equal_minus_w2_for_every_alpha(overlapping, alph
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 0.8])
 def test_symmetric_set_is_the_svm_with_c_beta_over_2_1_minus_alpha(overlapping, alpha):
     X, y = overlapping
-    fit, = fit_parallel(X, y, [alpha], beta=BETA)
+    fit, = fit_hyperplanes(X, y, [alpha], beta=BETA)
     svc = SVC(kernel="linear", C=BETA / (2 * (1 - alpha)), tol=1e-8).fit(X, y)
     np.testing.assert_allclose(fit.ovn.coef_[0], svc.coef_[0], atol=1e-5)
     X_new = np.random.default_rng(3).uniform(-3, 3, size=(300, 2))
     np.testing.assert_allclose(fit.ovn.decision_function(X_new), svc.decision_function(X_new), atol=1e-4)
-    row = measure_parallel(X, y, [alpha], beta=BETA, X_test=X_new).iloc[0]
+    row = measure_hyperplanes(X, y, [alpha], beta=BETA, X_test=X_new).iloc[0]
     assert row["C_matched"] == pytest.approx(BETA / (2 * (1 - alpha)))
     assert row["angle_svc_matched"] <= 1e-3
     assert row["agreement_svc_matched"] >= 0.99
@@ -86,7 +87,7 @@ def test_against_svc_c_beta_over_2_only_at_alpha_0(overlapping):
     matched = SVC(kernel="linear", C=BETA / (2 * (1 - alpha)), tol=1e-8).fit(X, y)
     expected = degrees(half.coef_[0], matched.coef_[0])
     assert expected > 1.0
-    table = measure_parallel(X, y, [0.0, alpha], beta=BETA)
+    table = measure_hyperplanes(X, y, [0.0, alpha], beta=BETA)
     assert table.loc[0, "angle_svc"] <= 1e-3
     assert table.loc[1, "angle_svc"] == pytest.approx(expected, abs=1e-3)
     assert table.loc[1, "max_distance_diff_svc"] > 1e-2
@@ -99,7 +100,7 @@ def test_moved_set_angle_is_the_reference_angle_and_not_zero(moved, alpha):
     w1, w2 = reference_weights(X, y, alpha)
     expected = degrees(w1, -w2)
     assert expected > 1.0
-    row = measure_parallel(X, y, [alpha], beta=BETA).iloc[0]
+    row = measure_hyperplanes(X, y, [alpha], beta=BETA).iloc[0]
     assert row["angle_w1_neg_w2"] == pytest.approx(expected, abs=1e-3)
     assert row["asymmetry"] == pytest.approx(np.linalg.norm(w1 + w2) / np.linalg.norm(w1 - w2), rel=1e-4)
     assert row["norm_w1"] == pytest.approx(np.linalg.norm(w1), rel=1e-5)
@@ -117,7 +118,7 @@ def test_moved_separable_set_first_order_in_1_minus_alpha(moved):
     cp.Problem(cp.Minimize(cp.sum_squares(X.T @ a)),
                [a >= 0, a[~margin] == 0, s @ a == 0, X.T @ cp.multiply(s, a) == hard.coef_[0]]).solve()
     predicted = (1 - alpha) / (1 + alpha) * (X.T @ a.value)
-    fit, = fit_parallel(X, y, [alpha], beta=BETA)
+    fit, = fit_hyperplanes(X, y, [alpha], beta=BETA)
     v = 0.5 * (fit.W[:, 0] + fit.W[:, 1])
     np.testing.assert_allclose(v, predicted, rtol=0.02)
     np.testing.assert_allclose(fit.ovn.coef_[0], hard.coef_[0], rtol=0.02)
@@ -132,7 +133,7 @@ def test_angle_is_accurate_near_zero_and_undefined_for_a_zero_vector():
 
 def test_table_columns_and_markdown(moved):
     X, y = moved
-    table = measure_parallel(X, y, [0.0, 0.5], beta=BETA, n_test=50)
+    table = measure_hyperplanes(X, y, [0.0, 0.5], beta=BETA, n_test=50)
     assert list(table.columns) == COLUMNS
     assert table["in_claim"].tolist() == [False, True]
     table.loc[0, "angle_svc"] = np.nan
@@ -145,8 +146,21 @@ def test_table_columns_and_markdown(moved):
         to_markdown(table.drop(columns="angle_svc"))
 
 
+def test_point_symmetry_is_the_claim_s_scope(overlapping, moved):
+    X, y = overlapping
+    assert point_symmetric(X, y) and point_symmetric(X[::-1], y[::-1])   # any order
+    assert not point_symmetric(*moved)
+    assert not point_symmetric(X + 1e-12, y)                               # nearly is not exactly
+    flipped = y.copy()
+    flipped[0] = 1 - flipped[0]                                            # one pattern's class changed
+    assert not point_symmetric(X, flipped)
+    assert not point_symmetric(X, np.arange(len(y)) % 3)
+    table = measure_hyperplanes(*moved, [0.5], beta=BETA, n_test=10)
+    assert table["point_symmetric"].tolist() == [False]
+
+
 def test_default_alphas_cover_the_claim_and_contrast():
-    alphas = np.array(parallel.ALPHAS)
+    alphas = np.array(hyperplanes.ALPHAS)
     np.testing.assert_allclose(alphas[alphas >= 0.5], np.linspace(0.5, 0.99, 8))
     assert (alphas < 0.5).sum() >= 2 and (np.abs(alphas) < 1).all()
 
@@ -154,30 +168,30 @@ def test_default_alphas_cover_the_claim_and_contrast():
 def test_errors_name_the_argument(moved):
     X, y = moved
     with pytest.raises(ValueError, match="alphas"):
-        measure_parallel(X, y, [0.5, 1.0])
+        measure_hyperplanes(X, y, [0.5, 1.0])
     with pytest.raises(TypeError, match="alphas"):
-        measure_parallel(X, y, 0.5)
+        measure_hyperplanes(X, y, 0.5)
     with pytest.raises(ValueError, match="beta"):
-        measure_parallel(X, y, [0.5], beta=0.0)
+        measure_hyperplanes(X, y, [0.5], beta=0.0)
     with pytest.raises(ValueError, match="y must have exactly 2 classes"):
-        measure_parallel(X, np.arange(len(y)) % 3, [0.5])
+        measure_hyperplanes(X, np.arange(len(y)) % 3, [0.5])
     with pytest.raises(ValueError, match="X_test"):
-        measure_parallel(X, y, [0.5], X_test=np.zeros((3, 3)))
+        measure_hyperplanes(X, y, [0.5], X_test=np.zeros((3, 3)))
 
 
 def test_plot_writes_a_png(tmp_path, overlapping, moved):
     if not figures_module.matplotlib_available():
         pytest.skip("matplotlib is not installed")
-    fits = {"symmetric": fit_parallel(*overlapping, [0.0, 0.5]), "moved": fit_parallel(*moved, [0.5])}
-    path = plot_parallel(fits, tmp_path / "sub" / "parallel.png", draw_alphas=(0.0, 0.5))
+    fits = {"symmetric": fit_hyperplanes(*overlapping, [0.0, 0.5]), "moved": fit_hyperplanes(*moved, [0.5])}
+    path = plot_hyperplanes(fits, tmp_path / "sub" / "parallel.png", draw_alphas=(0.0, 0.5))
     assert path == tmp_path / "sub" / "parallel.png"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="2-D"):
-        plot_parallel(fit_parallel(*make_parallel(10, n_features=3, random_state=0), [0.5]), tmp_path / "x.png")
+        plot_hyperplanes(fit_hyperplanes(*make_parallel(10, n_features=3, random_state=0), [0.5]), tmp_path / "x.png")
 
 
 def test_plot_without_matplotlib_returns_the_message(tmp_path, monkeypatch, moved):
     monkeypatch.setattr(figures_module, "matplotlib_available", lambda: False)
-    result = plot_parallel(fit_parallel(*moved, [0.5]), tmp_path / "parallel.png")
+    result = plot_hyperplanes(fit_hyperplanes(*moved, [0.5]), tmp_path / "parallel.png")
     assert result == figures_module.MISSING_MATPLOTLIB
     assert not (tmp_path / "parallel.png").exists()

@@ -20,8 +20,8 @@ R(W) = ½‖w_1‖² + ½‖w_2‖² + α⟨w_1, w_2⟩ = (1 − α)‖u‖² + 
 * "Identical to the binary SVM" holds for SVC(C = β/(2(1 − α))); it equals the §7 SVM SVC(C = β/2) only at α = 0
   or when C does not matter (separable data in the hard-margin regime).
 
-:func:`measure_parallel` fits ``OvNClassifier(variant="SwHb", kernel="linear")`` for each α and compares it with
-both SVMs; :func:`plot_parallel` draws the fits and the angles; :func:`to_markdown` formats the table.
+:func:`measure_hyperplanes` fits ``OvNClassifier(variant="SwHb", kernel="linear")`` for each α and compares it with
+both SVMs; :func:`plot_hyperplanes` draws the fits and the angles; :func:`to_markdown` formats the table.
 """
 from __future__ import annotations
 
@@ -52,11 +52,11 @@ SVC_TOL = 1e-6
 
 COLUMNS = ["alpha", "in_claim", "norm_w1", "norm_w2", "angle_w1_neg_w2", "asymmetry", "angle_svc", "agreement_svc",
            "max_distance_diff_svc", "C_matched", "angle_svc_matched", "agreement_svc_matched",
-           "max_distance_diff_svc_matched"]
+           "max_distance_diff_svc_matched", "point_symmetric"]
 
 
 @dataclass(frozen=True)
-class ParallelFit:
+class HyperplaneFit:
     """One α: the OvN fit and the two SVMs it is compared with, on the training data ``X``, ``y``.
 
     ``svc`` is SVC(C = β/2) (docs/theory.md §7); ``svc_matched`` is SVC(C = β/(2(1 − α))), the SVM that OvN equals
@@ -118,7 +118,7 @@ def _check_alphas(alphas, name="alphas"):
     return alphas
 
 
-def fit_parallel(X, y, alphas=None, *, beta: float = 1.0, solver: str = "mm") -> list[ParallelFit]:
+def fit_hyperplanes(X, y, alphas=None, *, beta: float = 1.0, solver: str = "mm") -> list[HyperplaneFit]:
     """For every α of ``alphas`` (default ``ALPHAS``): ``OvNClassifier(variant="SwHb", kernel="linear", alpha=α,
     beta=β, solver=solver)``, ``SVC(kernel="linear", C=β/2)`` and ``SVC(kernel="linear", C=β/(2(1 − α)))`` on
     (X, y), a two-class set."""
@@ -130,7 +130,7 @@ def fit_parallel(X, y, alphas=None, *, beta: float = 1.0, solver: str = "mm") ->
     for a in alphas:
         ovn = OvNClassifier(variant="SwHb", kernel="linear", alpha=a, beta=beta, solver=solver).fit(X, y)
         matched = SVC(kernel="linear", C=beta / (2 * (1 - a)), tol=SVC_TOL).fit(X, y)
-        fits.append(ParallelFit(a, beta, X, y, ovn, svc, matched))
+        fits.append(HyperplaneFit(a, beta, X, y, ovn, svc, matched))
     return fits
 
 
@@ -156,9 +156,23 @@ def _compare(ovn, svc, X_test):
     return angle(w_ovn, w_svc), agreement, float(gap)
 
 
-def parallel_table(fits, X_test) -> pd.DataFrame:
-    """The measurements of :func:`measure_parallel` for given ``fits`` (one row each) and test points."""
+def point_symmetric(X, y) -> bool:
+    """Is the two-class set mapped onto itself by (x, class 1) ↔ (−x, class 2)? Then K = 2 SwHb's optimum is two
+    parallel hyperplanes, w_1 = −w_2, for every α (docs/theory.md §7.1): the scope of the paper's claim."""
+    X, y = np.asarray(X, dtype=float), np.asarray(y)
+    classes = np.unique(y)
+    if classes.size != 2:
+        return False
+    second = (y == classes[1]).astype(float)
+    mine, mirrored = np.column_stack([X, second]), np.column_stack([-X, 1.0 - second])
+    # negation is exact in floating point: a set built by mirroring sorts into the same rows
+    return bool(np.array_equal(mine[np.lexsort(mine.T[::-1])], mirrored[np.lexsort(mirrored.T[::-1])]))
+
+
+def hyperplane_table(fits, X_test) -> pd.DataFrame:
+    """The measurements of :func:`measure_hyperplanes` for given ``fits`` (one row each) and test points."""
     rows = []
+    symmetric = point_symmetric(fits[0].X, fits[0].y) if fits else False
     for fit in fits:
         w1, w2 = fit.W[:, 0], fit.W[:, 1]
         n1, n2 = np.linalg.norm(w1), np.linalg.norm(w2)
@@ -166,11 +180,11 @@ def parallel_table(fits, X_test) -> pd.DataFrame:
         rows.append([fit.alpha, 0.5 <= fit.alpha < 1, n1, n2, angle(w1, -w2),
                      np.linalg.norm(w1 + w2) / spread if spread > 0 else float("nan"),
                      *_compare(fit.ovn, fit.svc, X_test), fit.svc_matched.C,
-                     *_compare(fit.ovn, fit.svc_matched, X_test)])
+                     *_compare(fit.ovn, fit.svc_matched, X_test), symmetric])
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def measure_parallel(X, y, alphas=None, *, beta: float = 1.0, solver: str = "mm", X_test=None, n_test: int = 2000,
+def measure_hyperplanes(X, y, alphas=None, *, beta: float = 1.0, solver: str = "mm", X_test=None, n_test: int = 2000,
                      random_state=0, return_fits: bool = False):
     """One row per α: is K = 2 linear SwHb OvN two parallel hyperplanes, and is it the binary SVM?
 
@@ -185,18 +199,20 @@ def measure_parallel(X, y, alphas=None, *, beta: float = 1.0, solver: str = "mm"
       the normals, fraction of equal predictions on ``X_test``, max |d_OvN(x) − d_SVC(x)| over ``X_test`` of the
       signed distances d(x) = decision(x)/‖normal‖;
     * ``C_matched`` = β/(2(1 − α)) and the same three against ``SVC(kernel="linear", C=C_matched)``, the SVM the
-      mathematics predicts when w_1 = −w_2 (module docstring).
+      mathematics predicts when w_1 = −w_2 (module docstring);
+    * ``point_symmetric``: :func:`point_symmetric` of (X, y), the same on every row: the set is in the claim's
+      scope, its optimum two parallel hyperplanes at every α.
 
     ``X_test`` defaults to :func:`sample_box` (``n_test`` points, ``random_state``). With ``return_fits`` the
-    result is (table, fits), the fits for :func:`plot_parallel`. Other arguments as in :func:`fit_parallel`.
+    result is (table, fits), the fits for :func:`plot_hyperplanes`. Other arguments as in :func:`fit_hyperplanes`.
     """
-    fits = fit_parallel(X, y, alphas, beta=beta, solver=solver)
+    fits = fit_hyperplanes(X, y, alphas, beta=beta, solver=solver)
     if X_test is None:
         X_test = sample_box(fits[0].X, n_test, random_state)
     X_test = np.asarray(X_test, dtype=float)
     if X_test.ndim != 2 or X_test.shape[1] != fits[0].X.shape[1]:
         raise ValueError(f"X_test must be 2-D with {fits[0].X.shape[1]} columns, got shape {X_test.shape}")
-    table = parallel_table(fits, X_test)
+    table = hyperplane_table(fits, X_test)
     return (table, fits) if return_fits else table
 
 
@@ -204,14 +220,14 @@ def measure_parallel(X, y, alphas=None, *, beta: float = 1.0, solver: str = "mm"
 FORMATS = {"alpha": "{:g}", "in_claim": "{}", "norm_w1": "{:.4g}", "norm_w2": "{:.4g}", "angle_w1_neg_w2": "{:.4f}",
            "asymmetry": "{:.2e}", "angle_svc": "{:.4f}", "agreement_svc": "{:.4f}", "max_distance_diff_svc": "{:.2e}",
            "C_matched": "{:.4g}", "angle_svc_matched": "{:.4f}", "agreement_svc_matched": "{:.4f}",
-           "max_distance_diff_svc_matched": "{:.2e}"}
+           "max_distance_diff_svc_matched": "{:.2e}", "point_symmetric": "{}"}
 
 
 def to_markdown(table: pd.DataFrame) -> str:
-    """The table of :func:`measure_parallel` in Markdown (no final newline); a NaN (undefined angle) is "n/a"."""
+    """The table of :func:`measure_hyperplanes` in Markdown (no final newline); a NaN (undefined angle) is "n/a"."""
     missing = [c for c in COLUMNS if c not in table.columns]
     if missing:
-        raise ValueError(f"table lacks the column(s) {missing} of measure_parallel")
+        raise ValueError(f"table lacks the column(s) {missing} of measure_hyperplanes")
     rows = [["n/a" if isinstance(v, float) and np.isnan(v) else FORMATS[c].format(v) for c, v in zip(COLUMNS, row)]
             for row in table[COLUMNS].itertuples(index=False)]
     return markdown_table(COLUMNS, rows)
@@ -258,7 +274,7 @@ def _draw_fit(ax, fit, colors):
 
 
 def _draw_angles(ax, fits):
-    table = parallel_table(fits, fits[0].X)  # only the angles are drawn, which need no test points
+    table = hyperplane_table(fits, fits[0].X)  # only the angles are drawn, which need no test points
     ax.axvspan(0.5, 1.0, color="0.92", label="claim: α ∈ [0.5, 1)")
     for column, label, style in [("angle_w1_neg_w2", "∠(w₁, −w₂)", "o-"),
                                  ("angle_svc", "∠(OvN, SVC(C=β/2))", "s--"),
@@ -271,21 +287,21 @@ def _draw_angles(ax, fits):
     ax.legend(fontsize=6)
 
 
-def plot_parallel(fits, path, *, draw_alphas=(0.0, 0.5, 0.99)) -> Path | str:
+def plot_hyperplanes(fits, path, *, draw_alphas=(0.0, 0.5, 0.99)) -> Path | str:
     """One PNG: per data set a row of panels, the fits nearest to each α of ``draw_alphas`` (the data; OvN's f_1 = 1
     and f_2 = 1 in the colour of each class and its decision boundary f_1 = f_2 in black; the SVC(C=β/2) decision
-    line and margins ±1 dotted grey, SVC(C=β/(2(1 − α)))'s dashed) and the angles of :func:`measure_parallel`
+    line and margins ±1 dotted grey, SVC(C=β/(2(1 − α)))'s dashed) and the angles of :func:`measure_hyperplanes`
     against α.
 
-    ``fits``: a list of :class:`ParallelFit` of one 2-D data set (:func:`fit_parallel`), or a mapping
+    ``fits``: a list of :class:`HyperplaneFit` of one 2-D data set (:func:`fit_hyperplanes`), or a mapping
     name → such a list (one row each). Returns ``path``, or the message ``figures.MISSING_MATPLOTLIB`` without
     drawing when matplotlib is not installed.
     """
     sets = dict(fits) if isinstance(fits, Mapping) else {"": fits}
     for name, group in sets.items():
         group = list(group)
-        if not group or not all(isinstance(f, ParallelFit) for f in group):
-            raise TypeError(f"fits must be a non-empty list of ParallelFit (or a mapping of them), got {group!r} "
+        if not group or not all(isinstance(f, HyperplaneFit) for f in group):
+            raise TypeError(f"fits must be a non-empty list of HyperplaneFit (or a mapping of them), got {group!r} "
                             f"for {name!r}")
         if group[0].X.shape[1] != 2:
             raise ValueError(f"fits must be on 2-D data to be drawn, got {group[0].X.shape[1]} features")
