@@ -104,7 +104,8 @@ html_show_sourcelink = False
 # The docstrings are plain text with reStructuredText roles: they write absolute values and norms as |x|, optima as
 # F*, fitted attributes as coef_. In reStructuredText |x| is a substitution, a lone * opens emphasis and word_ is a
 # link. Escape those (outside literals and roles) before numpydoc reads the text.
-_PROTECTED = re.compile(r"(``.*?``|:?[\w:.-]*`[^`]*`_{0,2}|\*\*[^*\s][^*]*\*\*|(?<![\w*])\*[^*\s][^*]*?(?<!\s)\*(?![\w*]))")
+_PROTECTED = re.compile(r"(``.*?``|:?[\w:.-]*`[^`]*`_{0,2}"            # literals, roles, links
+                        r"|\*\*[^*\s][^*]*\*\*|(?<![\w*])\*[^*\s][^*]*?(?<!\s)\*(?![\w*]))")  # **strong**, *emphasis*
 _PLAIN = [(re.compile(r"(?<!\\)\|"), r"\\|"), (re.compile(r"(?<=[^\s*\\`])\*(?![*`])"), r"\\*"),
           (re.compile(r"(?<=\w)_(?=[\s,.;:)\]/*\\]|$)"), r"\\_")]
 

@@ -23,7 +23,8 @@ for seed, (kind, kernel) in enumerate([("multiclass", "linear"), ("multilabel", 
     table["case"], table["formulation"] = kind, kernel
     rows.append(table)
 comparison = pd.concat(rows, ignore_index=True)
-print(comparison[["case", "formulation", "method", "status", "checked_success", "rel_gap", "wall_time"]].to_string(index=False))
+columns = ["case", "formulation", "method", "status", "checked_success", "rel_gap", "wall_time"]
+print(comparison[columns].to_string(index=False))
 
 # %%
 # The profile: ρ(τ) is the share of all problems a method solved (success and correct) within τ× the best time.
