@@ -147,7 +147,7 @@ def _resolve_by_public_name(app, env, node, contnode):
 
 
 def _quiet_for_private_docstring_targets(app, domain, node):
-    """References from docstrings to helpers outside the public API render as code without a link (the site's own
+    """References from docstrings to functions outside the public API render as code without a link (the site's own
     pages stay strict: a broken reference there fails the build)."""
     source = node.source or ""
     return ("docstring of" in source or "<autosummary>" in source) and node.get("refdomain") == "py"

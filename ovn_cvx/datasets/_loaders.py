@@ -271,6 +271,33 @@ def load_emotions(subset: str = "all", *, return_X_y: bool = False, data_dir=Non
     Sources: K. Trohidis, G. Tsoumakas, G. Kalliris, I. Vlahavas, "Multi-label classification of music into
     emotions", ISMIR 2008, pp. 325-330; files of the MULAN library (Tsoumakas et al., JMLR 12:2411-2414,
     2011; github.com/tsoumakas/mulan).
+
+    Parameters
+    ----------
+    subset : {"all", "train", "test"}, default="all"
+        Mulan's standard split, or both parts (391 + 202 rows, train first).
+    return_X_y : bool, default=False
+        Return ``(X, Y)`` instead of a Bunch.
+    data_dir : str, path or None, default=None
+        Read the files from this directory instead of the bundled copies.
+
+    Returns
+    -------
+    Bunch or tuple of ndarray
+        ``data`` (n, 72) float64, ``target`` (n, 6) int 0/1, ``feature_names``, ``target_names``, ``DESCR``; or
+        ``(X, Y)``.
+
+    Raises
+    ------
+    ChecksumError
+        When a file's sha256 differs from the bundled copy's.
+
+    Examples
+    --------
+    >>> from ovn_cvx.datasets import load_emotions
+    >>> X, Y = load_emotions("train", return_X_y=True)
+    >>> X.shape, Y.shape
+    ((391, 72), (391, 6))
     """
     descr = f"Mulan emotions ({subset}).\n{EMOTIONS_CITATION}\n{MULAN_CITATION}"
     return _load_mulan_pair("emotions", subset, 6, False, descr, return_X_y, data_dir)
@@ -288,6 +315,26 @@ def load_scene(subset: str = "all", *, return_X_y: bool = False, data_dir=None):
 
     Sources: M. R. Boutell, J. Luo, X. Shen, C. M. Brown, "Learning multi-label scene classification",
     Pattern Recognition 37(9):1757-1771, 2004; files of the MULAN library (github.com/tsoumakas/mulan).
+
+    Parameters
+    ----------
+    subset : {"all", "train", "test"}, default="all"
+        Mulan's standard split, or both parts (1211 + 1196 rows, train first).
+    return_X_y : bool, default=False
+        Return ``(X, Y)`` instead of a Bunch.
+    data_dir : str, path or None, default=None
+        Read the files from this directory instead of the bundled copies.
+
+    Returns
+    -------
+    Bunch or tuple of ndarray
+        ``data`` (n, 294) float64, ``target`` (n, 6) int 0/1, ``feature_names``, ``target_names``, ``DESCR``; or
+        ``(X, Y)``.
+
+    Raises
+    ------
+    ChecksumError
+        When a file's sha256 differs from the bundled copy's.
     """
     descr = f"Mulan scene ({subset}).\n{SCENE_CITATION}\n{MULAN_CITATION}"
     return _load_mulan_pair("scene", subset, 6, True, descr, return_X_y, data_dir)
@@ -313,6 +360,25 @@ def load_glass(*, return_X_y: bool = False, keep_id: bool = False, data_dir=None
 
     Source: UCI Machine Learning Repository (Dua & Graff, 2019), data set by B. German (Home Office Forensic
     Science Service), donated by V. Spiehler (1987).
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a Bunch.
+    keep_id : bool, default=False
+        Keep the Id column as the first feature (it leaks the class).
+    data_dir : str, path or None, default=None
+        Read the files from this directory instead of the bundled copies.
+
+    Returns
+    -------
+    Bunch or tuple of ndarray
+        The Bunch described above, or ``(X, y)``.
+
+    Raises
+    ------
+    ChecksumError
+        When a file's sha256 differs from the bundled copy's.
     """
     table = np.loadtxt(io.BytesIO(_bundled("glass.data", data_dir)), delimiter=",")  # Id, 9 features, Type
     if table.shape[1] != len(GLASS_FEATURES) + 2:
@@ -327,10 +393,32 @@ def load_glass(*, return_X_y: bool = False, keep_id: bool = False, data_dir=None
 
 
 def load_iris(*, return_X_y: bool = False):
-    """scikit-learn's iris (150 × 4, 3 classes), from the copy bundled with scikit-learn (no network)."""
+    """scikit-learn's iris (150 × 4, 3 classes), from the copy bundled with scikit-learn (no network).
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a Bunch.
+
+    Returns
+    -------
+    Bunch or tuple of ndarray
+        scikit-learn's Bunch, or ``(X, y)``.
+    """
     return sklearn.datasets.load_iris(return_X_y=return_X_y)
 
 
 def load_wine(*, return_X_y: bool = False):
-    """scikit-learn's wine (178 × 13, 3 classes), from the copy bundled with scikit-learn (no network)."""
+    """scikit-learn's wine (178 × 13, 3 classes), from the copy bundled with scikit-learn (no network).
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a Bunch.
+
+    Returns
+    -------
+    Bunch or tuple of ndarray
+        scikit-learn's Bunch, or ``(X, y)``.
+    """
     return sklearn.datasets.load_wine(return_X_y=return_X_y)
