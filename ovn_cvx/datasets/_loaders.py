@@ -256,6 +256,39 @@ def _load_mulan_pair(stem: str, subset: str, n_labels: int, compressed: bool, de
     return _result(X, Y, loaded[0][2], loaded[0][3], descr, return_X_y)
 
 
+_MULAN_SECTIONS = """
+    Parameters
+    ----------
+    subset : {{"all", "train", "test"}}, default="all"
+        Mulan's standard split, or both parts ({train} + {test} rows, train first).
+    return_X_y : bool, default=False
+        Return ``(X, Y)`` instead of a Bunch.
+    data_dir : str, path or None, default=None
+        Read the files from this directory instead of the bundled copies.
+
+    Returns
+    -------
+    Bunch or tuple of ndarray
+        ``data`` (n, {n_features}) float64, ``target`` (n, 6) int 0/1, ``feature_names``, ``target_names``,
+        ``DESCR``; or ``(X, Y)``.
+
+    Raises
+    ------
+    ChecksumError
+        When a file's sha256 differs from the bundled copy's.
+"""
+
+
+def _mulan_sections(train: int, test: int, n_features: int):
+    """Append the numpydoc sections the two Mulan loaders share (their parameters are the same)."""
+    def decorate(func):
+        func.__doc__ = func.__doc__.rstrip() + "\n" + _MULAN_SECTIONS.format(train=train, test=test,
+                                                                             n_features=n_features) + "    "
+        return func
+    return decorate
+
+
+@_mulan_sections(391, 202, 72)
 def load_emotions(subset: str = "all", *, return_X_y: bool = False, data_dir=None):
     """The Mulan *emotions* multilabel data set: 593 music clips, 72 rhythmic/timbre features, 6 labels.
 
@@ -271,38 +304,12 @@ def load_emotions(subset: str = "all", *, return_X_y: bool = False, data_dir=Non
     Sources: K. Trohidis, G. Tsoumakas, G. Kalliris, I. Vlahavas, "Multi-label classification of music into
     emotions", ISMIR 2008, pp. 325-330; files of the MULAN library (Tsoumakas et al., JMLR 12:2411-2414,
     2011; github.com/tsoumakas/mulan).
-
-    Parameters
-    ----------
-    subset : {"all", "train", "test"}, default="all"
-        Mulan's standard split, or both parts (391 + 202 rows, train first).
-    return_X_y : bool, default=False
-        Return ``(X, Y)`` instead of a Bunch.
-    data_dir : str, path or None, default=None
-        Read the files from this directory instead of the bundled copies.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``data`` (n, 72) float64, ``target`` (n, 6) int 0/1, ``feature_names``, ``target_names``, ``DESCR``; or
-        ``(X, Y)``.
-
-    Raises
-    ------
-    ChecksumError
-        When a file's sha256 differs from the bundled copy's.
-
-    Examples
-    --------
-    >>> from ovn_cvx.datasets import load_emotions
-    >>> X, Y = load_emotions("train", return_X_y=True)
-    >>> X.shape, Y.shape
-    ((391, 72), (391, 6))
     """
     descr = f"Mulan emotions ({subset}).\n{EMOTIONS_CITATION}\n{MULAN_CITATION}"
     return _load_mulan_pair("emotions", subset, 6, False, descr, return_X_y, data_dir)
 
 
+@_mulan_sections(1211, 1196, 294)
 def load_scene(subset: str = "all", *, return_X_y: bool = False, data_dir=None):
     """The Mulan *scene* multilabel data set: 2407 images, 294 colour-moment features in [0, 1], 6 labels
     (Beach, Sunset, FallFoliage, Field, Mountain, Urban).
@@ -315,26 +322,6 @@ def load_scene(subset: str = "all", *, return_X_y: bool = False, data_dir=None):
 
     Sources: M. R. Boutell, J. Luo, X. Shen, C. M. Brown, "Learning multi-label scene classification",
     Pattern Recognition 37(9):1757-1771, 2004; files of the MULAN library (github.com/tsoumakas/mulan).
-
-    Parameters
-    ----------
-    subset : {"all", "train", "test"}, default="all"
-        Mulan's standard split, or both parts (1211 + 1196 rows, train first).
-    return_X_y : bool, default=False
-        Return ``(X, Y)`` instead of a Bunch.
-    data_dir : str, path or None, default=None
-        Read the files from this directory instead of the bundled copies.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        ``data`` (n, 294) float64, ``target`` (n, 6) int 0/1, ``feature_names``, ``target_names``, ``DESCR``; or
-        ``(X, Y)``.
-
-    Raises
-    ------
-    ChecksumError
-        When a file's sha256 differs from the bundled copy's.
     """
     descr = f"Mulan scene ({subset}).\n{SCENE_CITATION}\n{MULAN_CITATION}"
     return _load_mulan_pair("scene", subset, 6, True, descr, return_X_y, data_dir)
@@ -392,8 +379,13 @@ def load_glass(*, return_X_y: bool = False, keep_id: bool = False, data_dir=None
     return _result(X, y, names, [GLASS_CLASSES[k] for k in np.unique(y)], descr, return_X_y)
 
 
-def load_iris(*, return_X_y: bool = False):
-    """scikit-learn's iris (150 × 4, 3 classes), from the copy bundled with scikit-learn (no network).
+def _sklearn_loader(name: str, shape: str):
+    """``load_<name>``: scikit-learn's bundled copy of a small data set, with this package's loader signature."""
+    def load(*, return_X_y: bool = False):
+        return getattr(sklearn.datasets, f"load_{name}")(return_X_y=return_X_y)
+
+    load.__name__ = load.__qualname__ = f"load_{name}"
+    load.__doc__ = f"""scikit-learn's {name} ({shape}), from the copy bundled with scikit-learn (no network).
 
     Parameters
     ----------
@@ -405,20 +397,8 @@ def load_iris(*, return_X_y: bool = False):
     Bunch or tuple of ndarray
         scikit-learn's Bunch, or ``(X, y)``.
     """
-    return sklearn.datasets.load_iris(return_X_y=return_X_y)
+    return load
 
 
-def load_wine(*, return_X_y: bool = False):
-    """scikit-learn's wine (178 × 13, 3 classes), from the copy bundled with scikit-learn (no network).
-
-    Parameters
-    ----------
-    return_X_y : bool, default=False
-        Return ``(X, y)`` instead of a Bunch.
-
-    Returns
-    -------
-    Bunch or tuple of ndarray
-        scikit-learn's Bunch, or ``(X, y)``.
-    """
-    return sklearn.datasets.load_wine(return_X_y=return_X_y)
+load_iris = _sklearn_loader("iris", "150 × 4, 3 classes")
+load_wine = _sklearn_loader("wine", "178 × 13, 3 classes")
