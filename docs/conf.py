@@ -133,7 +133,7 @@ def _escape_plain_text(app, what, name, obj, options, lines):
 def _resolve_by_public_name(app, env, node, contnode):
     """A docstring's reference to a module-level path (``ovn_cvx.verify.comparison.compare``) links to the public
     object of that name (``ovn_cvx.verify.compare``) when there is exactly one."""
-    if node.get("refdomain") != "py":
+    if not _from_docstring(node):
         return None
     target = node["reftarget"].lstrip("~.")
     short = target.rsplit(".", 1)[-1]
@@ -142,13 +142,17 @@ def _resolve_by_public_name(app, env, node, contnode):
                if name.rsplit(".", 1)[-1] == short and (target.startswith("ovn_cvx") or "." not in target)]
     if len(matches) != 1:
         return None
-    return domain.resolve_any_xref(env, node["refdoc"], app.builder, matches[0], node, contnode)[0][1] \
-        if domain.resolve_any_xref(env, node["refdoc"], app.builder, matches[0], node, contnode) else None
+    resolved = domain.resolve_any_xref(env, node["refdoc"], app.builder, matches[0], node, contnode)
+    return resolved[0][1] if resolved else None
 
 
 def _quiet_for_private_docstring_targets(app, domain, node):
     """References from docstrings to functions outside the public API render as code without a link (the site's own
     pages stay strict: a broken reference there fails the build)."""
+    return _from_docstring(node)
+
+
+def _from_docstring(node):
     source = node.source or ""
     return ("docstring of" in source or "<autosummary>" in source) and node.get("refdomain") == "py"
 
