@@ -52,6 +52,8 @@ with tempfile.TemporaryDirectory() as tmp:
     path.write_text(TEST_FILE)
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
                          capture_output=True, text=True, cwd=tmp)
+if run.returncode != 0:  # every test of the file is meant to pass
+    raise RuntimeError(f"pytest exited with {run.returncode}:\n{run.stdout}{run.stderr}")
 print(run.stdout.strip().splitlines()[-1])
 
 # %%
