@@ -301,7 +301,7 @@ def nested_report(rows, summary, targets, agreement, machine, command, seconds, 
                                                   if s in by.index else "–" for s in settings_])
             lines += [markdown_table(["data", "kernel", *settings_], table), ""]
     if not targets.empty:
-        lines += ["## Targets of issue 14", "",
+        lines += ["## Targets", "",
                   "Difference = setting − reference of the primary metric per seed (paired), mean [min, max] over "
                   "the seeds; met when the mean is at least the margin.", ""]
         lines += [markdown_table(["target", "data", "kernel", "setting", "reference", "difference", "margin", "met"],

@@ -25,6 +25,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, column_or_1d, validate_data
 
 from ._validation import check_no_dates, naming
+from .exceptions import DegenerateLabelWarning
 from .kernels import NAMED_KERNELS, KMeansNystroem, resolve_gamma
 from .labels import NEVER, TIE_TOL, DecisionRule, label_indicator, predict_labels
 from .objective import residuals, training_decision
@@ -523,7 +524,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         if constant.all():
             warnings.warn(f"the solution is trivial: the decision values are the same for every training "
                           f"pattern (spread {spread.max():.2g}, ‖W‖ ≈ 0; docs/theory.md §3.4); every pattern gets the "
-                          "same prediction. Increase beta, or use hard biases.", UserWarning, stacklevel=4)
+                          "same prediction. Increase beta, or use hard biases.", DegenerateLabelWarning, stacklevel=4)
         elif constant.any():
             labels = self.fitted_labels_[constant]
             values = ", ".join(f"b = {b:.7g} for {k!r}" for k, b in zip(self.classes_[labels].tolist(),
@@ -533,7 +534,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                           f"{values}). The threshold rule gives each of them to every pattern or to none, by b_k "
                           f"against the threshold (a value within {TIE_TOL:g}·max(1, |threshold|) below it counts as "
                           "on it, so round-off does not decide); the argmax ranks them the same everywhere. "
-                          "See degenerate_labels_ (docs/theory.md §5).", UserWarning, stacklevel=4)
+                          "See degenerate_labels_ (docs/theory.md §5).", DegenerateLabelWarning, stacklevel=4)
         return self.fitted_labels_[constant]
 
     def _set_support(self, result):

@@ -27,8 +27,17 @@ class InsufficientMemory(OvNError, MemoryError):
                          f"available; {remedy}")
 
 
+class DegenerateLabelWarning(UserWarning):
+    """A fitted label's training decision values are constant (w_k ≈ 0): the threshold rule gives it to every
+    pattern or to none, and the argmax ranks it the same everywhere (docs/theory.md §3.4, §5).
+
+    Filter it by class when degenerate labels are expected, e.g.
+    ``warnings.filterwarnings("ignore", category=DegenerateLabelWarning)``.
+    """
+
+
 def _size(nbytes: int) -> str:
     return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MiB"
 
 
-__all__ = ["InsufficientMemory", "OvNError", "SolverNotAvailable"]
+__all__ = ["DegenerateLabelWarning", "InsufficientMemory", "OvNError", "SolverNotAvailable"]

@@ -80,8 +80,33 @@ def _features_and_weights(problem: Problem, coef: np.ndarray):
 def kkt_certificate(problem: Problem, coef, b, *, margin_band: float | None = None) -> KKTCertificate:
     """The KKT certificate of (coef, b) for ``problem`` (docs/theory.md §6); see the module docstring.
 
-    ``margin_band`` is δ; by default the bands of ``MARGIN_BANDS`` are tried in turn and the first certificate
-    that passes at ``KKT_TOL`` is returned, else the one with the smallest largest residual.
+    Parameters
+    ----------
+    problem : Problem
+        The problem the point is checked for.
+    coef : ndarray of shape (M, K), or (N, K) for kernel problems
+        W, or the kernel coefficients A.
+    b : ndarray of shape (K,)
+        The biases.
+    margin_band : float or None, default=None
+        δ, the band of residuals counted as on the margin. By default the bands of ``MARGIN_BANDS`` are tried in
+        turn and the first certificate that passes at ``KKT_TOL`` is returned, else the one with the smallest
+        largest residual.
+
+    Returns
+    -------
+    KKTCertificate
+        The recovered multipliers' residuals and the proven bound ``duality_gap`` on F − F*.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.kkt import kkt_certificate
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, X.argmax(axis=1))
+    >>> result = ovn_cvx.solve(problem)
+    >>> bool(kkt_certificate(problem, result.coef, result.b).max_residual() <= 1e-6)
+    True
     """
     check_instance("problem", problem, Problem)
     if margin_band is not None:

@@ -62,11 +62,40 @@ class QP:
         return self.q.size
 
     def value(self, x: np.ndarray) -> float:
-        """½ xᵀ P x + qᵀ x."""
+        """½ xᵀ P x + qᵀ x.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            A point of the QP.
+
+        Returns
+        -------
+        float
+            The QP's objective at ``x``.
+        """
         return float(0.5 * x @ (self.P @ x) + self.q @ x)
 
     def solution(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(coef, b) of a QP point x: coef = W (linear) or the kernel coefficients A."""
+        """(coef, b) of a QP point x: coef = W (linear) or the kernel coefficients A.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_variables,)
+            A point of the QP (vec Z, b, ξ).
+
+        Returns
+        -------
+        coef : ndarray
+            W (M × K) or the kernel coefficients A (N × K).
+        b : ndarray of shape (K,)
+            The biases.
+
+        Raises
+        ------
+        ValueError
+            When ``x`` has the wrong shape.
+        """
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.n_variables,):
             raise ValueError(f"x must have shape ({self.n_variables},), got {x.shape}")
@@ -76,7 +105,28 @@ class QP:
 
 
 def export(problem: Problem) -> QP:
-    """The QP of ``problem`` (any of the eight variants, linear or kernel)."""
+    """The QP of ``problem`` (any of the eight variants, linear or kernel).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem to export.
+
+    Returns
+    -------
+    QP
+        Sparse QP data ``P, q, G, h, A, b, lb, ub`` (qpsolvers' names) and :meth:`QP.solution`, the map back to
+        (coef, b).
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.qp import export
+    >>> X = np.random.default_rng(0).normal(size=(20, 2))
+    >>> qp = export(ovn_cvx.Problem.from_labels(X, X.argmax(axis=1)))
+    >>> qp.P.shape == (qp.n_variables, qp.n_variables)
+    True
+    """
     check_instance("problem", problem, Problem)
     if problem.is_kernel:
         factor = problem.kernel_factor
@@ -167,6 +217,27 @@ def solve_qp(problem: Problem, solver: str = DIRECT_SOLVER, **options) -> SolveR
     (``options`` are its settings, e.g. ``tol_gap_abs``); any other name is a ``qpsolvers`` back end ("piqp",
     "proxqp", "daqp", "highs", "cvxopt", "osqp", ...; ``options`` go to it). The status is "optimal" when the
     solver reports a solution, else the solver's verdict; the objective is scored by :func:`ovn_cvx.objective`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem to solve.
+    solver : str, default=DIRECT_SOLVER
+        "clarabel", or the name of a qpsolvers back end.
+    **options : dict
+        The solver's settings.
+
+    Returns
+    -------
+    SolveResult
+        With ``method="qp"``; the objective by the exact evaluator.
+
+    Raises
+    ------
+    TypeError
+        When ``solver`` is not a string.
+    SolverNotAvailable
+        When the solver (or qpsolvers) is not installed.
     """
     if not isinstance(solver, str):
         raise TypeError(f"solver must be a string, got {type(solver).__name__}")

@@ -21,10 +21,44 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
     """Raise ``AssertionError`` with a readable diff unless ``result`` passes
     :func:`~ovn_cvx.verify.checks.reference_agreement` against the reference.
 
-    Limits: the relative objective gap |F − F_ref| / max(1, |F_ref|) ≤ ``rtol``; max |Δf| over the training set
-    ≤ ``ftol`` (None skips it: b may be non-unique, docs/theory.md §8); hard-constraint residuals ≤ ``ctol``; the
-    reported objective equals the exact evaluator's. The reference (``solve(problem, solver=solver)``, ``problem``
-    defaulting to ``result.problem``) is computed unless given, and returned so that a caller can re-use it.
+    Parameters
+    ----------
+    result : SolveResult
+        The answer under test (any method's, or one built from your own solver's coef and b).
+    problem : Problem or None, default=None
+        The problem it answers; ``result.problem`` by default.
+    rtol : float, default=1e-6
+        Limit on the relative objective gap |F − F_ref| / max(1, |F_ref|).
+    ftol : float or None, default=1e-4
+        Limit on max |Δf| of the decision values over the training set; None skips it (b may be non-unique,
+        docs/theory.md §8).
+    ctol : float, default=CONSTRAINT_TOL
+        Limit on the hard-constraint residuals.
+    reference : SolveResult or None, default=None
+        A reference solution to re-use; computed when None.
+    solver : str, default="CLARABEL"
+        The CVXPY solver of the reference.
+
+    Returns
+    -------
+    SolveResult
+        The reference, so that a caller can re-use it.
+
+    Raises
+    ------
+    AssertionError
+        When a measure exceeds its limit (one line per measure, each with its limit), when the reported objective
+        differs from the exact evaluator's, or when ``result`` has no solution.
+    RuntimeError
+        When the reference solver does not solve the problem.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.testing import assert_matches_reference
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, X.argmax(axis=1))
+    >>> reference = assert_matches_reference(ovn_cvx.solve(problem))
     """
     check_instance("result", result, SolveResult)
     rtol, ctol = check_number("rtol", rtol, low=0), check_number("ctol", ctol, low=0)

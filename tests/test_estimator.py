@@ -51,6 +51,7 @@ def _expected_failed_checks(estimator):
 
 
 # MM is the default solver; a small max_iter keeps the run fast (the certified polish usually finishes first)
+@pytest.mark.degenerate_labels
 @parametrize_with_checks([OvNClassifier(max_iter=300), OvNClassifier(kernel="precomputed", solver=REFERENCE),
                           OvNClassifier(negatives="rest", decision_rule="cv", probability=True, rule_cv=2,
                                         max_iter=300),
@@ -77,6 +78,7 @@ def _reference(X, Y, variant="SwHb", kernel="linear", sample_weight=None, **para
     return result
 
 
+@pytest.mark.degenerate_labels
 @pytest.mark.parametrize("variant, alpha", [("SwSb", 0.3), ("SwHb", -0.2), ("HwSb", 0.0), ("HwHb", 0.0)])
 @pytest.mark.parametrize("solver", ["mm", REFERENCE])
 def test_multiclass_decision_function_equals_reference(multiclass_data, variant, alpha, solver):
@@ -146,6 +148,7 @@ def test_binary_rbf_hwhb_equals_svc():
     np.testing.assert_array_equal(est.predict(X_new), svc.predict(X_new))
 
 
+@pytest.mark.degenerate_labels
 def test_sparse_indicator_and_sparse_X_equal_dense(multilabel_data):
     X, Y, _ = multilabel_data
     Y01 = np.clip(Y, 0, None)
@@ -156,6 +159,7 @@ def test_sparse_indicator_and_sparse_X_equal_dense(multilabel_data):
         np.testing.assert_array_equal(est.predict(X), dense.predict(X))
 
 
+@pytest.mark.degenerate_labels
 def test_never_positive_column_is_never_predicted(multilabel_data):
     """A label with no positive example is left out (docs/theory.md §3.4): the other labels are the reference fit
     without it, its decision value is NEVER, it is never predicted, and it has no support vectors."""
@@ -176,6 +180,7 @@ def test_never_positive_column_is_never_predicted(multilabel_data):
     np.testing.assert_array_equal(est.coef_[1], 0.0)
 
 
+@pytest.mark.degenerate_labels
 def test_all_positive_column_is_an_ordinary_class(multilabel_data):
     X, Y, _ = multilabel_data
     Y = np.clip(Y, 0, None)
@@ -223,6 +228,7 @@ def test_class_weight_multiclass_equals_sample_weight(multiclass_data):
         assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
 
 
+@pytest.mark.degenerate_labels
 def test_class_weight_multilabel_per_label(multiclass_data):
     """Per-label weights on an indicator matrix with one label per row equal per-sample weights."""
     X, Y = multiclass_data
@@ -269,6 +275,7 @@ def test_support_vectors_are_the_nonnegative_residual_pairs(multilabel_data):
                                                                                 minlength=4)).all()
 
 
+@pytest.mark.degenerate_labels
 def test_trivial_solution_warns():
     """docs/theory.md §3.4: with a tiny soft-bias penalty the optimum is W = 0, b = 1 (F* = γK²): warn."""
     X, Y = ovn_cvx.datasets.make_data("multilabel", n_samples=40, n_features=3, n_classes=3, seed=1)
@@ -329,6 +336,7 @@ def test_pipeline_with_scaling():
     assert pipe.score(X, y) > 0.9
 
 
+@pytest.mark.degenerate_labels
 def test_refit_with_a_kernel_drops_linear_coef(multiclass_data):
     X, Y = multiclass_data
     est = OvNClassifier(solver=REFERENCE).fit(X, Y)

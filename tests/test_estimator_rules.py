@@ -96,6 +96,7 @@ def test_degenerate_label_reported_only_when_constant(multiclass_data):
 
 
 # --- negative labels ----------------------------------------------------------------------------------------
+@pytest.mark.degenerate_labels
 def test_negatives_rest_multilabel_is_the_reference_problem(multilabel_data, solved_problems):
     """Every 0 of a fitted column becomes −1 (unlabeled rows too), a user's −1 stays; the never-positive column is
     left out as before."""
@@ -121,6 +122,7 @@ def test_negatives_rest_multiclass_is_the_reference_problem(multiclass_data):
     np.testing.assert_array_equal(est.predict(X), np.array(["a", "b", "c"])[np.argmax(ref.decision_function(X), 1)])
 
 
+@pytest.mark.degenerate_labels
 def test_negatives_rest_class_weight_weighs_the_samples(multiclass_data):
     """1-D y: a class weight multiplies its samples' weight, negative pairs included (scikit-learn's meaning)."""
     X, Y = multiclass_data
@@ -193,6 +195,7 @@ def count_fits(monkeypatch):
     return calls
 
 
+@pytest.mark.degenerate_labels
 def test_cv_rule_fits_once_per_fold_warm_started(multilabel_data, count_fits):
     X, Y, _ = multilabel_data
     Y = np.clip(Y, 0, None)
@@ -207,6 +210,7 @@ def test_cv_rule_fits_once_per_fold_warm_started(multilabel_data, count_fits):
     assert len(count_fits) == 1 and not hasattr(est, "rule_")
 
 
+@pytest.mark.degenerate_labels
 def test_cv_rule_scores_out_of_fold_values(multilabel_data):
     """The oracle: the same folds fitted from scratch by hand, the paper's rule scored by sklearn's Jaccard."""
     X, Y, _ = multilabel_data
@@ -323,6 +327,7 @@ def test_predict_proba_matches_the_bayes_posterior():
     assert not hasattr(OvNClassifier(), "predict_proba")
 
 
+@pytest.mark.degenerate_labels
 @pytest.mark.parametrize("calibration", ["sigmoid", "isotonic"])
 def test_predict_proba_ranges_and_sums(multiclass_data, multilabel_data, calibration):
     X, Y = multiclass_data
@@ -341,6 +346,7 @@ def test_predict_proba_ranges_and_sums(multiclass_data, multilabel_data, calibra
     np.testing.assert_allclose(np.average(P, axis=0, weights=w), np.average(Y, axis=0, weights=w), atol=0.1)
 
 
+@pytest.mark.degenerate_labels
 def test_probability_and_cv_rule_share_the_fold_fits(multilabel_data, count_fits):
     X, Y, _ = multilabel_data
     OvNClassifier(decision_rule="cv", probability=True, rule_cv=3).fit(X, np.clip(Y, 0, None))

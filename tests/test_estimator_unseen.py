@@ -28,6 +28,7 @@ def toy():
     return X, Y
 
 
+@pytest.mark.degenerate_labels
 @pytest.mark.parametrize("variant", ["SwHb", "SwSb"])
 def test_unseen_label_set_on_an_alpha_grid(toy, variant):
     X, Y = toy

@@ -256,6 +256,39 @@ def _load_mulan_pair(stem: str, subset: str, n_labels: int, compressed: bool, de
     return _result(X, Y, loaded[0][2], loaded[0][3], descr, return_X_y)
 
 
+_MULAN_SECTIONS = """
+    Parameters
+    ----------
+    subset : {{"all", "train", "test"}}, default="all"
+        Mulan's standard split, or both parts ({train} + {test} rows, train first).
+    return_X_y : bool, default=False
+        Return ``(X, Y)`` instead of a Bunch.
+    data_dir : str, path or None, default=None
+        Read the files from this directory instead of the bundled copies.
+
+    Returns
+    -------
+    Bunch or tuple of ndarray
+        ``data`` (n, {n_features}) float64, ``target`` (n, 6) int 0/1, ``feature_names``, ``target_names``,
+        ``DESCR``; or ``(X, Y)``.
+
+    Raises
+    ------
+    ChecksumError
+        When a file's sha256 differs from the bundled copy's.
+"""
+
+
+def _mulan_sections(train: int, test: int, n_features: int):
+    """Append the numpydoc sections the two Mulan loaders share (their parameters are the same)."""
+    def decorate(func):
+        func.__doc__ = func.__doc__.rstrip() + "\n" + _MULAN_SECTIONS.format(train=train, test=test,
+                                                                             n_features=n_features) + "    "
+        return func
+    return decorate
+
+
+@_mulan_sections(391, 202, 72)
 def load_emotions(subset: str = "all", *, return_X_y: bool = False, data_dir=None):
     """The Mulan *emotions* multilabel data set: 593 music clips, 72 rhythmic/timbre features, 6 labels.
 
@@ -276,6 +309,7 @@ def load_emotions(subset: str = "all", *, return_X_y: bool = False, data_dir=Non
     return _load_mulan_pair("emotions", subset, 6, False, descr, return_X_y, data_dir)
 
 
+@_mulan_sections(1211, 1196, 294)
 def load_scene(subset: str = "all", *, return_X_y: bool = False, data_dir=None):
     """The Mulan *scene* multilabel data set: 2407 images, 294 colour-moment features in [0, 1], 6 labels
     (Beach, Sunset, FallFoliage, Field, Mountain, Urban).
@@ -313,6 +347,25 @@ def load_glass(*, return_X_y: bool = False, keep_id: bool = False, data_dir=None
 
     Source: UCI Machine Learning Repository (Dua & Graff, 2019), data set by B. German (Home Office Forensic
     Science Service), donated by V. Spiehler (1987).
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a Bunch.
+    keep_id : bool, default=False
+        Keep the Id column as the first feature (it leaks the class).
+    data_dir : str, path or None, default=None
+        Read the files from this directory instead of the bundled copies.
+
+    Returns
+    -------
+    Bunch or tuple of ndarray
+        The Bunch described above, or ``(X, y)``.
+
+    Raises
+    ------
+    ChecksumError
+        When a file's sha256 differs from the bundled copy's.
     """
     table = np.loadtxt(io.BytesIO(_bundled("glass.data", data_dir)), delimiter=",")  # Id, 9 features, Type
     if table.shape[1] != len(GLASS_FEATURES) + 2:
@@ -326,11 +379,26 @@ def load_glass(*, return_X_y: bool = False, keep_id: bool = False, data_dir=None
     return _result(X, y, names, [GLASS_CLASSES[k] for k in np.unique(y)], descr, return_X_y)
 
 
-def load_iris(*, return_X_y: bool = False):
-    """scikit-learn's iris (150 × 4, 3 classes), from the copy bundled with scikit-learn (no network)."""
-    return sklearn.datasets.load_iris(return_X_y=return_X_y)
+def _sklearn_loader(name: str, shape: str):
+    """``load_<name>``: scikit-learn's bundled copy of a small data set, with this package's loader signature."""
+    def load(*, return_X_y: bool = False):
+        return getattr(sklearn.datasets, f"load_{name}")(return_X_y=return_X_y)
+
+    load.__name__ = load.__qualname__ = f"load_{name}"
+    load.__doc__ = f"""scikit-learn's {name} ({shape}), from the copy bundled with scikit-learn (no network).
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a Bunch.
+
+    Returns
+    -------
+    Bunch or tuple of ndarray
+        scikit-learn's Bunch, or ``(X, y)``.
+    """
+    return load
 
 
-def load_wine(*, return_X_y: bool = False):
-    """scikit-learn's wine (178 × 13, 3 classes), from the copy bundled with scikit-learn (no network)."""
-    return sklearn.datasets.load_wine(return_X_y=return_X_y)
+load_iris = _sklearn_loader("iris", "150 × 4, 3 classes")
+load_wine = _sklearn_loader("wine", "178 × 13, 3 classes")

@@ -95,6 +95,8 @@ def test_formulation_update_rejects_other_data(multiclass_data, multilabel_data)
         f.update(Problem(*multilabel_data[:2]))
 
 
+# the coef parametrization's KKT system is singular where G is: CVXPY may call its answer inaccurate (the test skips it)
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate:UserWarning")
 @pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
 def test_kernel_coef_parametrization_agrees_when_it_solves(multilabel_data, variant):
     """The paper's A-parametrization is fragile (docs/theory.md §4.2a): its status must be visible, and when a solver

@@ -30,6 +30,7 @@ def test_kernel_decision_function_uses_the_training_kernel(multiclass_data):
                                atol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate:UserWarning")  # the point of the test
 def test_iteration_limit_is_not_reported_as_optimal(multilabel_data):
     X, Y, _ = multilabel_data
     r = ovn_cvx.solve(Problem(X, Y, "SwSb", alpha=0.5), solver="OSQP", max_iter=3, polishing=False)
