@@ -1,0 +1,201 @@
+"""The compiled loop: working-set selection and the two kinds of step (docs/theory.md §9.9).
+
+* Within class k (libsvm's pair step, second-order selection of Fan, Chen & Lin 2005): i raises a_i with the largest
+  slope v_i, j lowers a_j chosen by the gain (v_i − v_j)²/η_ij, η_ij = P⁺_kk (κ_ii + κ_jj − 2κ_ij); the step keeps the
+  class mass.
+* The mass step moves every class's mass together (each class's best pair to raise, or to lower): it is needed when
+  the classes' bias intervals [max v over pairs that can rise, min v over pairs that can fall] cannot be shifted to
+  satisfy the bias condition Σ_k b_k = 0 (hard b) or Σ_k b_k = m/(2γ) (soft b).
+* The move with the largest violation is taken; the loop ends when none exceeds ``tol`` (on the active pairs).
+
+A step costs O(N): one or two kernel rows (K for the mass step) added to Z on the active samples; with P⁺ diagonal
+(soft w, α = 0) only the moved class is scanned again, else every class.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .cache import PRECOMPUTED, fetch
+from .shrinking import shrink
+from .state import MASS_FIXED, MASS_SOFT
+
+#: the loop's exits: converged on the active pairs, step budget spent, a kernel row wanted from Python, no move
+CONVERGED, BUDGET, NEED_ROW, STALLED = 0, 1, 2, 3
+#: the curvature of a step along which the kernel is flat (duplicated samples), as libsvm's
+TAU = 1e-12
+
+
+@njit(cache=True)
+def _row(i, kr):
+    kind, source, params, rows, slot_of, owner, stamp, clock = kr
+    if kind == PRECOMPUTED:
+        return True, source[i]
+    slot = fetch(i, kind, source, params, rows, slot_of, owner, stamp, clock)
+    if slot < 0:
+        return False, rows[0]
+    return True, rows[slot]
+
+
+@njit(cache=True)
+def slope(st, p, k):
+    """v_p = y_p − (G M P⁺)_{i_p k_p} of pair p in class k."""
+    sample, sign, Z, z, scalars = st[0], st[1], st[10], st[11], st[13]
+    s = sample[p]
+    return sign[p] - scalars[0] * Z[k, s] - scalars[1] * z[s]
+
+
+@njit(cache=True)
+def scan(st, k):
+    """Class k's largest slope over the active pairs that can rise and smallest over those that can fall."""
+    a, lower, upper, bounds, order, n_active = st[4], st[2], st[3], st[5], st[6], st[7]
+    up_value, up_pair, low_value, low_pair = st[14], st[15], st[16], st[17]
+    best_up, best_low, i_up, i_low = -np.inf, np.inf, -1, -1
+    for t in range(bounds[k], bounds[k] + n_active[k]):
+        p = order[t]
+        v = slope(st, p, k)
+        if a[p] < upper[p] and v > best_up:
+            best_up, i_up = v, p
+        if a[p] > lower[p] and v < best_low:
+            best_low, i_low = v, p
+    up_value[k], up_pair[k], low_value[k], low_pair[k] = best_up, i_up, best_low, i_low
+
+
+@njit(cache=True)
+def scan_all(st):
+    for k in range(st[14].shape[0]):
+        scan(st, k)
+
+
+@njit(cache=True)
+def _add_row(st, k, scale, row):
+    """Z_k += scale·row and z += scale·row on the active samples."""
+    Z, z, active_rows, n_rows, scalars = st[10], st[11], st[8], st[9], st[13]
+    coupled = scalars[1] != 0.0
+    for t in range(n_rows[0]):
+        r = active_rows[t]
+        d = scale * row[r]
+        Z[k, r] += d
+        if coupled:
+            z[r] += d
+
+
+@njit(cache=True)
+def class_step(st, kr, diagonal, k):
+    """The pair step in class k; returns −1 when done, else the sample whose kernel row is missing."""
+    sample, a, lower, upper, bounds, order, n_active, scalars = st[0], st[4], st[2], st[3], st[5], st[6], st[7], st[13]
+    i = st[15][k]
+    si = sample[i]
+    ok, row_i = _row(si, kr)
+    if not ok:
+        return si
+    v_i = slope(st, i, k)
+    curvature = scalars[0] + scalars[1]  # P⁺_kk
+    j, best, eta_j, gap_j = -1, -1.0, 0.0, 0.0
+    for t in range(bounds[k], bounds[k] + n_active[k]):
+        q = order[t]
+        if a[q] > lower[q]:
+            gap = v_i - slope(st, q, k)
+            if gap > 0.0:
+                sq = sample[q]
+                eta = curvature * (diagonal[si] + diagonal[sq] - 2.0 * row_i[sq])
+                if eta <= TAU:
+                    eta = TAU
+                if gap * gap / eta > best:
+                    j, best, eta_j, gap_j = q, gap * gap / eta, eta, gap
+    if j < 0:
+        return -2
+    ok, row_j = _row(sample[j], kr)
+    if not ok:
+        return sample[j]
+    room_i, room_j = upper[i] - a[i], a[j] - lower[j]
+    step = min(gap_j / eta_j, room_i, room_j)
+    a[i] = upper[i] if step == room_i else a[i] + step
+    a[j] = lower[j] if step == room_j else a[j] - step
+    _add_row(st, k, step, row_i)
+    _add_row(st, k, -step, row_j)
+    return -1
+
+
+@njit(cache=True)
+def mass_target(st, mass_mode):
+    """The value Σ_k b_k must take: 0 (hard b) or m/(2γ) (soft b)."""
+    scalars = st[13]
+    return scalars[3] * scalars[2] if mass_mode == MASS_SOFT else 0.0
+
+
+@njit(cache=True)
+def mass_step(st, kr, diagonal, mass_mode, direction, violation):
+    """Every class's mass up (direction +1, each class's best pair to raise) or down (−1); −1 when done, else the
+    sample whose kernel row is missing."""
+    sample, a, lower, upper, pinv, scalars = st[0], st[4], st[2], st[3], st[12], st[13]
+    chosen = st[15] if direction > 0 else st[17]
+    K = chosen.shape[0]
+    for k in range(K):  # all K rows cached at once (the cache holds at least K + 2)
+        ok, _ = _row(sample[chosen[k]], kr)
+        if not ok:
+            return sample[chosen[k]]
+    curvature = scalars[2] if mass_mode == MASS_SOFT else 0.0
+    room = np.inf
+    for k in range(K):
+        p = chosen[k]
+        _, row_k = _row(sample[p], kr)
+        for l in range(K):
+            curvature += pinv[k, l] * row_k[sample[chosen[l]]]
+        room = min(room, upper[p] - a[p] if direction > 0 else a[p] - lower[p])
+    step = min(violation / curvature, room) if curvature > TAU else room
+    for k in range(K):
+        p = chosen[k]
+        edge = upper[p] - a[p] if direction > 0 else a[p] - lower[p]
+        if step == edge:
+            a[p] = upper[p] if direction > 0 else lower[p]
+        else:
+            a[p] += direction * step
+        _, row_k = _row(sample[p], kr)
+        _add_row(st, k, direction * step, row_k)
+    scalars[3] += direction * step
+    return -1
+
+
+@njit(cache=True)
+def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every):
+    """Steps until no violation exceeds ``tol`` on the active pairs, or ``max_steps`` steps in all (counters[0]);
+    shrinking every ``shrink_every`` steps (0: never). Returns the exit code; a wanted row is in counters[2]."""
+    up_value, low_value, counters, scalars = st[14], st[16], st[18], st[13]
+    K = up_value.shape[0]
+    scan_all(st)
+    while counters[0] < max_steps:
+        if shrink_every > 0 and counters[1] >= shrink_every:
+            shrink(st)
+            counters[1] = 0
+            scan_all(st)
+        best, move = -np.inf, -1
+        for k in range(K):
+            if up_value[k] - low_value[k] > best:
+                best, move = up_value[k] - low_value[k], k
+        if mass_mode != MASS_FIXED:
+            target = mass_target(st, mass_mode)
+            if up_value.sum() - target > best:
+                best, move = up_value.sum() - target, K
+            if target - low_value.sum() > best:
+                best, move = target - low_value.sum(), K + 1
+        if best <= tol:
+            return CONVERGED
+        if move < K:
+            need = class_step(st, kr, diagonal, move)
+        else:
+            need = mass_step(st, kr, diagonal, mass_mode, 1 if move == K else -1, best)
+        if need == -2:
+            return STALLED
+        if need >= 0:
+            counters[2] = need
+            return NEED_ROW
+        counters[0] += 1
+        counters[1] += 1
+        if move >= K:
+            counters[3] += 1
+        if move < K and scalars[1] == 0.0:
+            scan(st, move)
+        else:
+            scan_all(st)
+    return BUDGET
