@@ -27,7 +27,8 @@ DIAGONAL_BLOCK = 256
 
 @njit(cache=True)
 def kernel_value(kind, params, x, y):
-    """κ(x, y) of a named kernel, with sklearn's formulas: exp(−γ‖x − y‖²), (γ⟨x, y⟩ + c0)^degree, tanh(γ⟨x, y⟩ + c0)."""
+    """κ(x, y) of a named kernel, by scikit-learn's formulas: exp(−γ‖x − y‖²), (γ⟨x, y⟩ + c0)^degree,
+    tanh(γ⟨x, y⟩ + c0)."""
     gamma, degree, coef0 = params[0], params[1], params[2]
     s = 0.0
     if kind == RBF:
@@ -121,13 +122,18 @@ class KernelRows:
         return (self.kind, self.source, self.params, self.rows, self.slot_of, self.owner, self.stamp, self.clock)
 
     def block(self, rows: np.ndarray, cols: np.ndarray | None = None) -> np.ndarray:
-        """κ(x_rows, x_cols) (all columns by default) as the problem defines it (:func:`kernel_matrix`)."""
+        """κ(x_rows, x_cols) (all columns by default): cached rows where the cache has them, the rest computed by the
+        same formulas as the loop's rows (named kernels), read from the Gram matrix (precomputed) or computed by
+        :func:`~ovn_cvx.kernels.kernel_matrix` (a callable kernel, sparse data)."""
         problem = self.problem
-        if problem.is_precomputed:
-            return problem.X[rows] if cols is None else problem.X[np.ix_(rows, cols)]
-        other = problem.X if cols is None else problem.X[cols]
+        cols = np.arange(problem.n_samples) if cols is None else np.asarray(cols)
+        if self.kind == PRECOMPUTED:
+            return problem.X[np.ix_(rows, cols)]
+        if self.kind != PYTHON:
+            return _block(np.asarray(rows, dtype=np.int64), cols.astype(np.int64), self.kind, self.source,
+                          self.params, self.rows, self.slot_of)
         gamma = problem.gamma if callable(problem.kernel) else self.params[0]
-        return kernel_matrix(problem.kernel, problem.X[rows], other, gamma=gamma, degree=problem.degree,
+        return kernel_matrix(problem.kernel, problem.X[rows], problem.X[cols], gamma=gamma, degree=problem.degree,
                              coef0=problem.coef0)
 
     def supply(self, i: int) -> None:
@@ -182,6 +188,17 @@ class BlockGram:
             block = self.rows.block(rows[start:start + step], cols[nonzero])
             out[start:start + step] = (np.abs(block) if self.absolute else block) @ U[nonzero]
         return out
+
+
+@njit(cache=True)
+def _block(index, cols, kind, source, params, rows, slot_of):
+    out = np.empty((index.shape[0], cols.shape[0]))
+    for t in range(index.shape[0]):
+        i = index[t]
+        slot = slot_of[i]
+        for u in range(cols.shape[0]):
+            out[t, u] = rows[slot, cols[u]] if slot >= 0 else kernel_value(kind, params, source[i], source[cols[u]])
+    return out
 
 
 @njit(cache=True)

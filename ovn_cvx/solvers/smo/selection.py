@@ -48,17 +48,18 @@ def slope(st, p, k):
 @njit(cache=True)
 def scan(st, k):
     """Class k's largest slope over the active pairs that can rise and smallest over those that can fall."""
-    a, lower, upper, bounds, order, n_active = st[4], st[2], st[3], st[5], st[6], st[7]
-    up_value, up_pair, low_value, low_pair = st[14], st[15], st[16], st[17]
+    sample, sign, lower, upper, a, bounds, order, n_active = st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
+    Zk, z, c1, c2 = st[10][k], st[11], st[13][0], st[13][1]
     best_up, best_low, i_up, i_low = -np.inf, np.inf, -1, -1
     for t in range(bounds[k], bounds[k] + n_active[k]):
         p = order[t]
-        v = slope(st, p, k)
-        if a[p] < upper[p] and v > best_up:
+        s = sample[p]
+        v = sign[p] - c1 * Zk[s] - c2 * z[s]
+        if v > best_up and a[p] < upper[p]:
             best_up, i_up = v, p
-        if a[p] > lower[p] and v < best_low:
+        if v < best_low and a[p] > lower[p]:
             best_low, i_low = v, p
-    up_value[k], up_pair[k], low_value[k], low_pair[k] = best_up, i_up, best_low, i_low
+    st[14][k], st[15][k], st[16][k], st[17][k] = best_up, i_up, best_low, i_low
 
 
 @njit(cache=True)
@@ -140,8 +141,8 @@ def mass_step(st, kr, diagonal, mass_mode, direction, violation):
     for k in range(K):
         p = chosen[k]
         _, row_k = _row(sample[p], kr)
-        for l in range(K):
-            curvature += pinv[k, l] * row_k[sample[chosen[l]]]
+        for other in range(K):
+            curvature += pinv[k, other] * row_k[sample[chosen[other]]]
         room = min(room, upper[p] - a[p] if direction > 0 else a[p] - lower[p])
     step = min(violation / curvature, room) if curvature > TAU else room
     for k in range(K):
@@ -175,16 +176,16 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every):
                 best, move = up_value[k] - low_value[k], k
         if mass_mode != MASS_FIXED:
             target = mass_target(st, mass_mode)
-            if up_value.sum() - target > best:
-                best, move = up_value.sum() - target, K
-            if target - low_value.sum() > best:
-                best, move = target - low_value.sum(), K + 1
+            if (up_value.sum() - target) / K > best:
+                best, move = (up_value.sum() - target) / K, K
+            if (target - low_value.sum()) / K > best:
+                best, move = (target - low_value.sum()) / K, K + 1
         if best <= tol:
             return CONVERGED
         if move < K:
             need = class_step(st, kr, diagonal, move)
         else:
-            need = mass_step(st, kr, diagonal, mass_mode, 1 if move == K else -1, best)
+            need = mass_step(st, kr, diagonal, mass_mode, 1 if move == K else -1, best * K)
         if need == -2:
             return STALLED
         if need >= 0:
