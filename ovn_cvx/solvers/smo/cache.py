@@ -19,8 +19,9 @@ from ...problem import Problem
 #: Gram matrix, or computed in Python on request (a callable kernel, sparse data)
 RBF, POLY, SIGMOID, PRECOMPUTED, PYTHON = 0, 1, 2, 3, 4
 NAMED = {"rbf": RBF, "poly": POLY, "sigmoid": SIGMOID}
-#: the blocks of rows computed at once outside the loop hold at most this many kernel entries (32 MiB)
-BLOCK_ENTRIES = 2**22
+#: the blocks of kernel entries computed at once outside the loop (the exact Z and the bound) hold at most this many
+#: entries (8 MiB): far below any N × N matrix it would be worth avoiding
+BLOCK_ENTRIES = 2**20
 #: the diagonal of a callable kernel is read off blocks of this many rows
 DIAGONAL_BLOCK = 256
 

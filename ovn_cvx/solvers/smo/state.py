@@ -19,6 +19,8 @@ from .cache import BlockGram, KernelRows
 #: how the common mass m is treated: fixed at 0 (soft b with bias_penalty 0: b is free, its stationarity forces
 #: m = 0), free with Σ_k b_k = 0 (hard b), or penalised by m²/(4γ) (soft b)
 MASS_FIXED, MASS_HARD, MASS_SOFT = 0, 1, 2
+#: a warm start's multipliers this close to a bound (relative to c_p) are put on it
+SNAP = 1e-12
 
 
 @dataclass
@@ -56,6 +58,10 @@ class State:
         pairs, K, N = problem.pairs, problem.n_classes, problem.n_samples
         cost, sign = problem.cost, pairs.sign.astype(np.float64)
         mu = np.zeros(len(pairs)) if dual is None else feasible_dual(problem, sign * dual[pairs.sample, pairs.label])
+        # the repair's proportional shifts leave multipliers a hair inside their bounds, where a large slope with
+        # no room would cost a step each: on the bound (the masses change by round-off; the bound repairs them)
+        mu[mu <= SNAP * cost] = 0.0
+        mu[mu >= (1.0 - SNAP) * cost] = cost[mu >= (1.0 - SNAP) * cost]
         pinv = problem.coupling_pinv
         c2 = pinv[0, 1]
         if problem.hard_b:
