@@ -39,7 +39,7 @@ def _warm_dual(problem: Problem, warm_start) -> np.ndarray | None:
     return dual
 
 
-def solve_smo(problem: Problem, *, tol: float = 1e-3, gap_tol: float = 1e-6, max_iter: int = 10_000_000,
+def solve_smo(problem: Problem, *, tol: float | None = None, gap_tol: float = 1e-6, max_iter: int = 10_000_000,
               cache_size: float = 200.0, shrinking: bool = True, warm_start=None, **options) -> SolveResult:
     """Solve ``problem`` by dual decomposition, with a proven bound on F − F*.
 
@@ -48,9 +48,10 @@ def solve_smo(problem: Problem, *, tol: float = 1e-3, gap_tol: float = 1e-6, max
     problem : Problem
         Any variant, α, pair signs and costs. Kernel problems are solved here; linear ones
         (``kernel="linear"``) by dual coordinate descent (``options`` go to that solver).
-    tol : float > 0
-        The first violation tolerance (libsvm's ``tol``): the loop stops when no move gains more than ``tol`` in
-        slope; while the bound is not within ``gap_tol`` the tolerance is divided by 10 and the loop continues.
+    tol : float > 0, optional
+        The first violation tolerance (libsvm's ``tol``; default ``gap_tol``): the loop stops when no move has a
+        slope above ``tol``; while the bound is not within ``gap_tol`` the tolerance is lowered (at least tenfold,
+        aimed at gap_tol by the bound's measured proportion to it) and the loop continues.
     gap_tol : float > 0
         The requested accuracy: ``status`` is "optimal" (``success``) only when the proven bound F − D(μ) is
         ≤ gap_tol·max(1, |F|); else "max_iter" (step budget spent) or "inaccurate", with the bound in the result.
@@ -70,8 +71,8 @@ def solve_smo(problem: Problem, *, tol: float = 1e-3, gap_tol: float = 1e-6, max
         return solve_linear(problem, tol=tol, gap_tol=gap_tol, max_iter=max_iter, warm_start=warm_start, **options)
     if options:
         raise TypeError(f"solve_smo got unknown option(s) {sorted(options)} for a kernel problem")
-    tol = check_number("tol", tol, low=0, strict=True)
     gap_tol = check_number("gap_tol", gap_tol, low=0, strict=True)
+    tol = gap_tol if tol is None else check_number("tol", tol, low=0, strict=True)
     max_iter = check_number("max_iter", max_iter, low=1, integer=True)
     cache_size = check_number("cache_size", cache_size, low=0, strict=True)
     if not isinstance(shrinking, (bool, np.bool_)):

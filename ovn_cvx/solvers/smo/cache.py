@@ -122,24 +122,19 @@ class KernelRows:
         """The arguments of the compiled loop's row access, in order."""
         return (self.kind, self.source, self.params, self.rows, self.slot_of, self.owner, self.stamp, self.clock)
 
-    def block(self, rows: np.ndarray, cols: np.ndarray | None = None) -> np.ndarray:
-        """κ(x_rows, x_cols) (all columns by default): cached rows where the cache has them, the rest computed by the
-        same formulas as the loop's rows (named kernels), read from the Gram matrix (precomputed) or computed by
-        :func:`~ovn_cvx.kernels.kernel_matrix` (a callable kernel, sparse data)."""
+    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """κ(x_rows, x_cols) as the problem defines it (precomputed, or :func:`~ovn_cvx.kernels.kernel_matrix`)."""
         problem = self.problem
-        cols = np.arange(problem.n_samples) if cols is None else np.asarray(cols)
         if self.kind == PRECOMPUTED:
             return problem.X[np.ix_(rows, cols)]
-        if self.kind != PYTHON:
-            return _block(np.asarray(rows, dtype=np.int64), cols.astype(np.int64), self.kind, self.source,
-                          self.params, self.rows, self.slot_of)
         gamma = problem.gamma if callable(problem.kernel) else self.params[0]
         return kernel_matrix(problem.kernel, problem.X[rows], problem.X[cols], gamma=gamma, degree=problem.degree,
                              coef0=problem.coef0)
 
     def supply(self, i: int) -> None:
         """Compute the row the loop asked for (kind PYTHON) and cache it."""
-        store(i, self.block(np.array([i]))[0], self.rows, self.slot_of, self.owner, self.stamp, self.clock)
+        row = self.block(np.array([i]), np.arange(self.problem.n_samples))[0]
+        store(i, row, self.rows, self.slot_of, self.owner, self.stamp, self.clock)
 
     def _diagonal(self) -> np.ndarray:
         """κ(x_i, x_i) for every sample (for a callable kernel or sparse data: the diagonals of small blocks)."""
@@ -177,28 +172,36 @@ class BlockGram:
         return BlockGram(self.rows, self.index, True)
 
     def __matmul__(self, U: np.ndarray) -> np.ndarray:
-        """G @ U over the columns where U is nonzero, by blocks of at most BLOCK_ENTRIES kernel entries."""
+        """G @ U over the columns where U is nonzero: named kernels in one compiled pass over the cached rows (the
+        others computed entry by entry), else by blocks of at most BLOCK_ENTRIES kernel entries."""
         U = np.asarray(U, dtype=np.float64)
         rows, cols = self.index
         nonzero = np.flatnonzero(np.any(U != 0, axis=1))
+        kr = self.rows
+        if kr.kind not in (PRECOMPUTED, PYTHON):
+            return _product(rows.astype(np.int64), cols[nonzero].astype(np.int64), np.ascontiguousarray(U[nonzero]),
+                            self.absolute, kr.kind, kr.source, kr.params, kr.rows, kr.slot_of)
         out = np.zeros((rows.size, U.shape[1]))
-        if not nonzero.size:
-            return out
-        step = max(1, BLOCK_ENTRIES // nonzero.size)
-        for start in range(0, rows.size, step):
-            block = self.rows.block(rows[start:start + step], cols[nonzero])
+        step = max(1, BLOCK_ENTRIES // max(1, nonzero.size))
+        for start in range(0, rows.size if nonzero.size else 0, step):
+            block = kr.block(rows[start:start + step], cols[nonzero])
             out[start:start + step] = (np.abs(block) if self.absolute else block) @ U[nonzero]
         return out
 
 
 @njit(cache=True)
-def _block(index, cols, kind, source, params, rows, slot_of):
-    out = np.empty((index.shape[0], cols.shape[0]))
+def _product(index, cols, U, absolute, kind, source, params, rows, slot_of):
+    """κ(x_index, x_cols) @ U (|κ| when ``absolute``), reading cached rows, computing the entries of the others."""
+    out = np.zeros((index.shape[0], U.shape[1]))
     for t in range(index.shape[0]):
         i = index[t]
         slot = slot_of[i]
         for u in range(cols.shape[0]):
-            out[t, u] = rows[slot, cols[u]] if slot >= 0 else kernel_value(kind, params, source[i], source[cols[u]])
+            g = rows[slot, cols[u]] if slot >= 0 else kernel_value(kind, params, source[i], source[cols[u]])
+            if absolute:
+                g = abs(g)
+            for c in range(U.shape[1]):
+                out[t, c] += g * U[u, c]
     return out
 
 

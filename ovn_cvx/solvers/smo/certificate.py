@@ -77,10 +77,12 @@ def exact_view(problem: Problem, rows: KernelRows) -> Problem:
 def certify(problem: Problem, view: Problem, state: State, b: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                                                     GapBound, np.ndarray]:
     """(A, b, the proven bound, M): A = M P⁺ and b made exactly feasible, F and D(μ) evaluated exactly; M = Y ∘ μ of
-    the dual point behind the bound (a warm start for the next solve)."""
+    the dual point behind the bound (a warm start for the next solve). Z must be exact (just rebuilt)."""
     coef, b = project_hard_constraints(problem, state.signed_dual(problem.n_samples) @ problem.coupling_pinv, b)
     mu = feasible_dual(problem, np.abs(state.a))
-    bound = gap_bound(view, coef, b, mu, primal=objective(view, coef, b))
+    # the residuals from Z = (G M)ᵀ, exact after the rebuild: G A = G M P⁺ without another pass over the kernel
+    residual = 1.0 - state.sign * (state.decision() + b[problem.pairs.label])
+    bound = gap_bound(view, coef, b, mu, primal=objective(view, coef, b, residual=residual))
     pairs = problem.pairs
     M = np.zeros((problem.n_samples, problem.n_classes))
     M[pairs.sample, pairs.label] = pairs.sign * mu

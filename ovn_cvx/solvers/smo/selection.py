@@ -38,14 +38,6 @@ def _row(i, kr):
 
 
 @njit(cache=True)
-def slope(st, p, k):
-    """v_p = y_p − (G M P⁺)_{i_p k_p} of pair p in class k."""
-    sample, sign, Z, z, scalars = st[0], st[1], st[10], st[11], st[13]
-    s = sample[p]
-    return sign[p] - scalars[0] * Z[k, s] - scalars[1] * z[s]
-
-
-@njit(cache=True)
 def scan(st, k):
     """Class k's largest slope over the active pairs that can rise and smallest over those that can fall."""
     sample, sign, lower, upper, a, bounds, order, n_active = st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
@@ -69,16 +61,31 @@ def scan_all(st):
 
 
 @njit(cache=True)
-def _add_row(st, k, scale, row):
-    """Z_k += scale·row and z += scale·row on the active samples."""
-    Z, z, active_rows, n_rows, scalars = st[10], st[11], st[8], st[9], st[13]
-    coupled = scalars[1] != 0.0
-    for t in range(n_rows[0]):
-        r = active_rows[t]
-        d = scale * row[r]
-        Z[k, r] += d
-        if coupled:
+def _apply(st, k, step, row_i, row_j, paired):
+    """Z_k += step·(κ_i − κ_j) (``paired``) or step·κ_i. With P⁺ diagonal (c2 = 0) a class's slopes read only its
+    own column of Z: it is updated at the class's active pairs alone and the class is rescanned in the same pass;
+    otherwise at every active sample, with z."""
+    sample, sign, lower, upper, a, bounds, order, n_active = st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
+    Zk, z, c1, c2 = st[10][k], st[11], st[13][0], st[13][1]
+    if c2 != 0.0:
+        active_rows, n_rows = st[8], st[9]
+        for t in range(n_rows[0]):
+            r = active_rows[t]
+            d = step * (row_i[r] - row_j[r]) if paired else step * row_i[r]
+            Zk[r] += d
             z[r] += d
+        return
+    best_up, best_low, i_up, i_low = -np.inf, np.inf, -1, -1
+    for t in range(bounds[k], bounds[k] + n_active[k]):
+        p = order[t]
+        s = sample[p]
+        Zk[s] += step * (row_i[s] - row_j[s]) if paired else step * row_i[s]
+        v = sign[p] - c1 * Zk[s]
+        if v > best_up and a[p] < upper[p]:
+            best_up, i_up = v, p
+        if v < best_low and a[p] > lower[p]:
+            best_low, i_low = v, p
+    st[14][k], st[15][k], st[16][k], st[17][k] = best_up, i_up, best_low, i_low
 
 
 @njit(cache=True)
@@ -90,15 +97,16 @@ def class_step(st, kr, diagonal, k):
     ok, row_i = _row(si, kr)
     if not ok:
         return si
-    v_i = slope(st, i, k)
-    curvature = scalars[0] + scalars[1]  # P⁺_kk
+    sign, Zk, z, c1, c2 = st[1], st[10][k], st[11], scalars[0], scalars[1]
+    v_i = sign[i] - c1 * Zk[si] - c2 * z[si]
+    curvature = c1 + c2  # P⁺_kk
     j, best, eta_j, gap_j = -1, -1.0, 0.0, 0.0
     for t in range(bounds[k], bounds[k] + n_active[k]):
         q = order[t]
         if a[q] > lower[q]:
-            gap = v_i - slope(st, q, k)
+            sq = sample[q]
+            gap = v_i - (sign[q] - c1 * Zk[sq] - c2 * z[sq])
             if gap > 0.0:
-                sq = sample[q]
                 eta = curvature * (diagonal[si] + diagonal[sq] - 2.0 * row_i[sq])
                 if eta <= TAU:
                     eta = TAU
@@ -113,8 +121,7 @@ def class_step(st, kr, diagonal, k):
     step = min(gap_j / eta_j, room_i, room_j)
     a[i] = upper[i] if step == room_i else a[i] + step
     a[j] = lower[j] if step == room_j else a[j] - step
-    _add_row(st, k, step, row_i)
-    _add_row(st, k, -step, row_j)
+    _apply(st, k, step, row_i, row_j, True)
     return -1
 
 
@@ -153,7 +160,7 @@ def mass_step(st, kr, diagonal, mass_mode, direction, violation):
         else:
             a[p] += direction * step
         _, row_k = _row(sample[p], kr)
-        _add_row(st, k, direction * step, row_k)
+        _apply(st, k, direction * step, row_k, row_k, False)
     scalars[3] += direction * step
     return -1
 
@@ -195,8 +202,6 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every):
         counters[1] += 1
         if move >= K:
             counters[3] += 1
-        if move < K and scalars[1] == 0.0:
-            scan(st, move)
-        else:
+        if scalars[1] != 0.0:  # else _apply rescanned the moved classes
             scan_all(st)
     return BUDGET
