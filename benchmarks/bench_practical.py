@@ -35,6 +35,9 @@ from pathlib import Path
 for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's package, whatever else is installed
+
 import numpy as np  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.multiclass import OneVsRestClassifier  # noqa: E402
@@ -44,7 +47,6 @@ from sklearn.svm import SVC  # noqa: E402
 import ovn_cvx  # noqa: E402
 from ovn_cvx import Problem  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "benchmarks" / "practical.md"
 K = 5
 #: a tiny fit that only exercises the compiled loop (first-call time)

@@ -22,6 +22,8 @@ from .state import MASS_FIXED, MASS_SOFT
 
 #: the loop's exits: converged on the active pairs, step budget spent, a kernel row wanted from Python, no move
 CONVERGED, BUDGET, NEED_ROW, STALLED = 0, 1, 2, 3
+#: what a class scan adds to Z_k first: nothing, step·(κ_i − κ_j), step·κ_i
+NONE, PAIR, ONE = 0, 1, 2
 #: the curvature of a step along which the kernel is flat (duplicated samples), as libsvm's
 TAU = 1e-12
 
@@ -38,14 +40,19 @@ def _row(i, kr):
 
 
 @njit(cache=True)
-def scan(st, k):
-    """Class k's largest slope over the active pairs that can rise and smallest over those that can fall."""
+def _scan(st, k, update, step, row_i, row_j):
+    """Class k's largest slope over the active pairs that can rise and smallest over those that can fall; first, at
+    each pair's sample, Z_k += step·(κ_i − κ_j) (update PAIR) or step·κ_i (update ONE)."""
     sample, sign, lower, upper, a, bounds, order, n_active = st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
     Zk, z, c1, c2 = st[10][k], st[11], st[13][0], st[13][1]
     best_up, best_low, i_up, i_low = -np.inf, np.inf, -1, -1
     for t in range(bounds[k], bounds[k] + n_active[k]):
         p = order[t]
         s = sample[p]
+        if update == PAIR:
+            Zk[s] += step * (row_i[s] - row_j[s])
+        elif update == ONE:
+            Zk[s] += step * row_i[s]
         v = sign[p] - c1 * Zk[s] - c2 * z[s]
         if v > best_up and a[p] < upper[p]:
             best_up, i_up = v, p
@@ -57,35 +64,23 @@ def scan(st, k):
 @njit(cache=True)
 def scan_all(st):
     for k in range(st[14].shape[0]):
-        scan(st, k)
+        _scan(st, k, NONE, 0.0, st[11], st[11])
 
 
 @njit(cache=True)
-def _apply(st, k, step, row_i, row_j, paired):
-    """Z_k += step·(κ_i − κ_j) (``paired``) or step·κ_i. With P⁺ diagonal (c2 = 0) a class's slopes read only its
-    own column of Z: it is updated at the class's active pairs alone and the class is rescanned in the same pass;
-    otherwise at every active sample, with z."""
-    sample, sign, lower, upper, a, bounds, order, n_active = st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7]
-    Zk, z, c1, c2 = st[10][k], st[11], st[13][0], st[13][1]
-    if c2 != 0.0:
-        active_rows, n_rows = st[8], st[9]
-        for t in range(n_rows[0]):
-            r = active_rows[t]
-            d = step * (row_i[r] - row_j[r]) if paired else step * row_i[r]
-            Zk[r] += d
-            z[r] += d
+def _apply(st, k, update, step, row_i, row_j):
+    """Z_k += step·(κ_i − κ_j) (PAIR) or step·κ_i (ONE). With P⁺ diagonal (c2 = 0) a class's slopes read only its
+    own column of Z: it is updated at the class's active pairs alone and the class rescanned in the same pass;
+    otherwise at every active sample, with z (the caller rescans every class)."""
+    if st[13][1] == 0.0:
+        _scan(st, k, update, step, row_i, row_j)
         return
-    best_up, best_low, i_up, i_low = -np.inf, np.inf, -1, -1
-    for t in range(bounds[k], bounds[k] + n_active[k]):
-        p = order[t]
-        s = sample[p]
-        Zk[s] += step * (row_i[s] - row_j[s]) if paired else step * row_i[s]
-        v = sign[p] - c1 * Zk[s]
-        if v > best_up and a[p] < upper[p]:
-            best_up, i_up = v, p
-        if v < best_low and a[p] > lower[p]:
-            best_low, i_low = v, p
-    st[14][k], st[15][k], st[16][k], st[17][k] = best_up, i_up, best_low, i_low
+    Zk, z, active_rows, n_rows = st[10][k], st[11], st[8], st[9]
+    for t in range(n_rows[0]):
+        r = active_rows[t]
+        d = step * (row_i[r] - row_j[r]) if update == PAIR else step * row_i[r]
+        Zk[r] += d
+        z[r] += d
 
 
 @njit(cache=True)
@@ -121,7 +116,7 @@ def class_step(st, kr, diagonal, k):
     step = min(gap_j / eta_j, room_i, room_j)
     a[i] = upper[i] if step == room_i else a[i] + step
     a[j] = lower[j] if step == room_j else a[j] - step
-    _apply(st, k, step, row_i, row_j, True)
+    _apply(st, k, PAIR, step, row_i, row_j)
     return -1
 
 
@@ -160,7 +155,7 @@ def mass_step(st, kr, diagonal, mass_mode, direction, violation):
         else:
             a[p] += direction * step
         _, row_k = _row(sample[p], kr)
-        _apply(st, k, direction * step, row_k, row_k, False)
+        _apply(st, k, ONE, direction * step, row_k, row_k)
     scalars[3] += direction * step
     return -1
 
