@@ -5,6 +5,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import HealthCheck, assume, given, settings
 from sklearn.svm import SVC
 from test_mm_soundness import adversarial_problems, assert_sound, best_reference
@@ -80,6 +81,16 @@ def test_binary_hwhb_is_svc():
     assert np.abs(f[:, 0] + f[:, 1]).max() <= 1e-10
 
 
+def test_sparse_data_is_never_densified():
+    """Sparse X with a named kernel: rows from scikit-learn's pairwise kernels on request, the dense fit's optimum."""
+    problem = make("HwHb", "rbf", "rest", 0.0)
+    sparse = problem.replace(X=sp.csr_matrix(problem.X))
+    dense, result = (ovn_cvx.solve(p, "smo", gap_tol=TIGHT) for p in (problem, sparse))
+    assert result.success and sp.issparse(sparse.X)
+    assert result.objective == pytest.approx(dense.objective, rel=1e-8)
+    assert result.info["kernel_rows"] > 0  # computed in Python, one by one
+
+
 def test_linear_kernel_equals_the_linear_problem():
     """A callable linear kernel (rows computed in Python on request) has the linear problem's optimum (§8)."""
     problem = make("SwHb", "linear kernel", "rest", 0.5)
@@ -129,6 +140,19 @@ def test_step_budget_gives_an_honest_answer():
     reference = ovn_cvx.solve(problem, "cvxpy")
     assert result.objective - reference.objective <= result.info["gap_bound"] * (1 + 1e-9)
     assert result.info["relative_gap_bound"] > result.info["gap_tol"]
+
+
+def test_optimal_exactly_at_gap_tol_and_not_just_below_it():
+    """The verdict's boundary: the same iterate (fixed tol, the same steps) is "optimal" when its proven bound equals
+    gap_tol and "max_iter" when gap_tol is a hair smaller."""
+    problem = make("SwHb", "rbf", "rest", 0.0, n_samples=120)
+    first = ovn_cvx.solve(problem, "smo", tol=1e-4, gap_tol=1.0)
+    bound, steps = first.info["relative_gap_bound"], first.iterations
+    assert first.success and 0 < bound < 1
+    at = ovn_cvx.solve(problem, "smo", tol=1e-4, gap_tol=bound, max_iter=steps)
+    below = ovn_cvx.solve(problem, "smo", tol=1e-4, gap_tol=bound * (1 - 1e-9), max_iter=steps)
+    assert at.success and at.info["relative_gap_bound"] == bound
+    assert below.status == "max_iter" and not below.success and below.info["relative_gap_bound"] == bound
 
 
 def test_a_tiny_cache_gives_the_same_answer():

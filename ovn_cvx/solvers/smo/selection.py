@@ -167,7 +167,7 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every):
     up_value, low_value, counters, scalars = st[14], st[16], st[18], st[13]
     K = up_value.shape[0]
     scan_all(st)
-    while counters[0] < max_steps:
+    while True:
         if shrink_every > 0 and counters[1] >= shrink_every:
             shrink(st)
             counters[1] = 0
@@ -184,6 +184,8 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every):
                 best, move = (target - low_value.sum()) / K, K + 1
         if best <= tol:
             return CONVERGED
+        if counters[0] >= max_steps:
+            return BUDGET
         if move < K:
             need = class_step(st, kr, diagonal, move)
         else:
@@ -199,4 +201,3 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every):
             counters[3] += 1
         if scalars[1] != 0.0:  # else _apply rescanned the moved classes
             scan_all(st)
-    return BUDGET

@@ -88,6 +88,7 @@ class State:
     def activate_all(self) -> None:
         """Every pair and every sample with a pair active (no shrinking)."""
         self.n_active[:] = np.diff(self.bounds)
+        self.order[:] = np.arange(self.order.size)  # each class's pairs in ascending sample order
         rows = np.unique(self.sample)
         self.active_rows[:rows.size] = rows
         self.n_rows[0] = rows.size
