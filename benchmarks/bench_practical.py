@@ -134,14 +134,19 @@ def slopes(rows) -> dict[str, float]:
     return out
 
 
+def grouped(n: int) -> str:
+    return f"{n:,}".replace(",", " ")
+
+
 def table(rows, growth) -> str:
     lines = ["| N | model | fit s | × SVC | proven relative gap | status | steps / iterations | peak MB (traced) |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         gap = f"{r['gap']:.1e}" if "gap" in r else "—"
         peak = f"{r['peak']:.0f}" if "peak" in r else "—"
-        lines.append(f"| {r['N']:,} | {r['model']} | {r['time']:.2f} | {r['ratio']:.2f} | {gap} | "
-                     f"{r.get('status', '—')} | {r.get('iterations', '—')} | {peak} |".replace(",", " "))
+        steps = grouped(r["iterations"]) if "iterations" in r else "—"
+        lines.append(f"| {grouped(r['N'])} | {r['model']} | {r['time']:.2f} | {r['ratio']:.2f} | {gap} | "
+                     f"{r.get('status', '—')} | {steps} | {peak} |")
     lines += ["", "| model | log-log growth slope |", "|---|---|"]
     lines += [f"| {model} | {slope:.2f} |" for model, slope in growth.items()]
     return "\n".join(lines)
