@@ -162,6 +162,7 @@ def main():
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args()
     sizes = [500, 1000] if args.quick else sorted(set(args.sizes + ([20000] if args.full else [])))
+    load_before = os.getloadavg()[0]
     compile_time, load_time = first_call_times()
     print(f"first call: {compile_time:.1f}s compiling, {load_time:.2f}s from the on-disk cache", flush=True)
     ovn(*data(100), "rest", "smo")  # loaded once in this process before anything is timed
@@ -176,7 +177,9 @@ def main():
     header = (f"Command: `python benchmarks/bench_practical.py {' '.join(sys.argv[1:])}`  \n"
               f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; commit {commit}; machine: {platform.machine()}, "
               f"{os.cpu_count()} cores ({platform.processor() or platform.platform()}), Python "
-              f"{platform.python_version()}, one BLAS thread.  \n"
+              f"{platform.python_version()}, one BLAS thread; the machine was shared with other jobs (load average "
+              f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end): compare the ratios, measured "
+              "side by side, rather than the seconds.  \n"
               f"First call of the compiled loop in a fresh process: {compile_time:.1f} s compiling (empty on-disk "
               f"cache), {load_time:.2f} s loading it from the on-disk cache; excluded from the fits below.")
     args.output.parent.mkdir(parents=True, exist_ok=True)
