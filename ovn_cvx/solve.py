@@ -5,7 +5,7 @@ from ._validation import check_instance
 from .problem import Problem
 from .result import SolveResult
 
-METHODS = ("cvxpy", "mm")
+METHODS = ("cvxpy", "mm", "smo")
 
 
 def solve(problem: Problem, method: str = "cvxpy", **options) -> SolveResult:
@@ -14,7 +14,9 @@ def solve(problem: Problem, method: str = "cvxpy", **options) -> SolveResult:
     method="cvxpy": the reference; options ``solver`` ("CLARABEL" default, "ECOS", "OSQP", "SCS", ...),
     ``parametrization`` (kernels: "eigen" default, "coef"), ``formulation`` (re-use a compiled problem) and any
     option of ``cvxpy.Problem.solve``. method="mm": the fast solver (MM phases, the interior-point finish, a
-    proven bound on F − F* behind every "optimal"; options of :func:`ovn_cvx.solvers.mm.solve_mm`).
+    proven bound on F − F* behind every "optimal"; options of :func:`ovn_cvx.solvers.mm.solve_mm`). method="smo":
+    dual decomposition as libsvm's, kernel rows on demand, the same proven bound (options of
+    :func:`ovn_cvx.solvers.smo.solve_smo`).
     """
     check_instance("problem", problem, Problem)
     if method == "cvxpy":
@@ -23,4 +25,7 @@ def solve(problem: Problem, method: str = "cvxpy", **options) -> SolveResult:
     if method == "mm":
         from .solvers.mm import solve_mm
         return solve_mm(problem, **options)
+    if method == "smo":
+        from .solvers.smo import solve_smo
+        return solve_smo(problem, **options)
     raise ValueError(f"method must be one of {METHODS}, got {method!r}")

@@ -1,0 +1,213 @@
+"""Kernel rows on demand, under a memory budget (docs/theory.md §9.9).
+
+A step of the dual decomposition needs the rows κ(x_i, ·) of the few samples it moves; one row serves every label
+of its sample. Rows of the named kernels on dense data are computed inside the compiled loop and kept in a
+least-recently-used cache of ``cache_size`` MB (as ``SVC``'s); a precomputed Gram matrix is read directly; rows of a
+callable kernel or of sparse data come from :func:`ovn_cvx.kernels.kernel_matrix`, computed in Python when the loop
+asks for them. No N × N array is built unless the caller gave one.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from ...kernels import kernel_matrix, resolve_gamma
+from ...problem import Problem
+
+#: how rows are obtained: computed in the compiled loop (the named kernels on dense data), read from a precomputed
+#: Gram matrix, or computed in Python on request (a callable kernel, sparse data)
+RBF, POLY, SIGMOID, PRECOMPUTED, PYTHON = 0, 1, 2, 3, 4
+NAMED = {"rbf": RBF, "poly": POLY, "sigmoid": SIGMOID}
+#: the blocks of kernel entries computed at once outside the loop (the exact Z and the bound) hold at most this many
+#: entries (8 MiB): far below any N × N matrix it would be worth avoiding
+BLOCK_ENTRIES = 2**20
+#: the diagonal of a callable kernel is read off blocks of this many rows
+DIAGONAL_BLOCK = 256
+
+
+@njit(cache=True)
+def kernel_value(kind, params, x, y):
+    """κ(x, y) of a named kernel, by scikit-learn's formulas: exp(−γ‖x − y‖²), (γ⟨x, y⟩ + c0)^degree,
+    tanh(γ⟨x, y⟩ + c0)."""
+    gamma, degree, coef0 = params[0], params[1], params[2]
+    s = 0.0
+    if kind == RBF:
+        for t in range(x.shape[0]):
+            d = x[t] - y[t]
+            s += d * d
+        return np.exp(-gamma * s)
+    for t in range(x.shape[0]):
+        s += x[t] * y[t]
+    if kind == POLY:
+        return (gamma * s + coef0) ** degree
+    return np.tanh(gamma * s + coef0)
+
+
+@njit(cache=True)
+def fetch(i, kind, source, params, rows, slot_of, owner, stamp, clock):
+    """The slot of sample i's row in the cache, computing it (named kernels) into the least recently used slot;
+    −1 when it is missing and must come from Python (kind PYTHON). Precomputed rows are not cached (see
+    :func:`row`)."""
+    clock[0] += 1
+    slot = slot_of[i]
+    if slot >= 0:
+        stamp[slot] = clock[0]
+        clock[1] += 1
+        return slot
+    if kind == PYTHON:
+        return -1
+    slot = _evict(slot_of, owner, stamp)
+    x = source[i]
+    out = rows[slot]
+    for r in range(source.shape[0]):
+        out[r] = kernel_value(kind, params, x, source[r])
+    _claim(i, slot, slot_of, owner, stamp, clock)
+    return slot
+
+
+@njit(cache=True)
+def _evict(slot_of, owner, stamp):
+    slot = np.argmin(stamp)
+    if owner[slot] >= 0:
+        slot_of[owner[slot]] = -1
+    return slot
+
+
+@njit(cache=True)
+def _claim(i, slot, slot_of, owner, stamp, clock):
+    owner[slot] = i
+    slot_of[i] = slot
+    stamp[slot] = clock[0]
+    clock[2] += 1
+
+
+@njit(cache=True)
+def store(i, values, rows, slot_of, owner, stamp, clock):
+    """Put a row computed in Python into the least recently used slot."""
+    clock[0] += 1
+    slot = _evict(slot_of, owner, stamp)
+    rows[slot, :] = values
+    _claim(i, slot, slot_of, owner, stamp, clock)
+
+
+class KernelRows:
+    """The rows of κ on the training set: how they are obtained, the cache and its counters.
+
+    ``clock`` holds [accesses, hits, rows computed]. The arrays are what the compiled loop receives."""
+
+    def __init__(self, problem: Problem, cache_size: float, min_rows: int):
+        N = problem.n_samples
+        self.problem = problem
+        self.params = np.array([0.0, float(problem.degree), float(problem.coef0)])
+        kernel = problem.kernel
+        if problem.is_precomputed:
+            self.kind, self.source = PRECOMPUTED, np.ascontiguousarray(problem.X)
+        elif isinstance(kernel, str) and kernel in NAMED and not sp.issparse(problem.X):
+            self.kind, self.source = NAMED[kernel], np.ascontiguousarray(problem.X)
+        else:
+            self.kind, self.source = PYTHON, np.zeros((1, 1))
+        if not callable(kernel) and not problem.is_precomputed:
+            self.params[0] = resolve_gamma(problem.gamma, problem.X)
+        slots = 1 if self.kind == PRECOMPUTED else min(N, max(min_rows, int(cache_size * 2**20 // (8 * N))))
+        self.rows = np.zeros((slots, N if self.kind != PRECOMPUTED else 1))
+        self.slot_of = np.full(N, -1, dtype=np.int64)
+        self.owner = np.full(slots, -1, dtype=np.int64)
+        self.stamp = np.zeros(slots, dtype=np.int64)
+        self.clock = np.zeros(3, dtype=np.int64)
+        self.diagonal = self._diagonal()
+
+    @property
+    def arrays(self) -> tuple:
+        """The arguments of the compiled loop's row access, in order."""
+        return (self.kind, self.source, self.params, self.rows, self.slot_of, self.owner, self.stamp, self.clock)
+
+    def block(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """κ(x_rows, x_cols) as the problem defines it (precomputed, or :func:`~ovn_cvx.kernels.kernel_matrix`)."""
+        problem = self.problem
+        if self.kind == PRECOMPUTED:
+            return problem.X[np.ix_(rows, cols)]
+        gamma = problem.gamma if callable(problem.kernel) else self.params[0]
+        return kernel_matrix(problem.kernel, problem.X[rows], problem.X[cols], gamma=gamma, degree=problem.degree,
+                             coef0=problem.coef0)
+
+    def supply(self, i: int) -> None:
+        """Compute the row the loop asked for (kind PYTHON) and cache it."""
+        row = self.block(np.array([i]), np.arange(self.problem.n_samples))[0]
+        store(i, row, self.rows, self.slot_of, self.owner, self.stamp, self.clock)
+
+    def _diagonal(self) -> np.ndarray:
+        """κ(x_i, x_i) for every sample (for a callable kernel or sparse data: the diagonals of small blocks)."""
+        problem = self.problem
+        if problem.is_precomputed:
+            return np.ascontiguousarray(np.diag(problem.X))
+        if self.kind != PYTHON:
+            return _named_diagonal(self.kind, self.source, self.params)
+        starts = range(0, problem.n_samples, DIAGONAL_BLOCK)
+        return np.concatenate([np.diag(self.block(rows, rows)) for rows in
+                               (np.arange(s, min(s + DIAGONAL_BLOCK, problem.n_samples)) for s in starts)])
+
+
+class BlockGram:
+    """The training Gram matrix G (or a submatrix G[rows][:, cols], or |G|) as the package's evaluators use it —
+    ``G @ U``, ``abs(G)``, ``G[np.ix_(rows, cols)]`` — computed by blocks of :meth:`KernelRows.block` and never
+    stored: the exact objective and dual value (:func:`ovn_cvx.objective`, :func:`ovn_cvx.duality.dual_value`) of a
+    problem too large for its N × N matrix."""
+
+    def __init__(self, rows: KernelRows, index: tuple | None = None, absolute: bool = False):
+        N = rows.problem.n_samples
+        self.rows = rows
+        self.index = index if index is not None else (np.arange(N), np.arange(N))
+        self.absolute = absolute
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.index[0].size, self.index[1].size
+
+    def __getitem__(self, key) -> "BlockGram":
+        rows, cols = (np.ravel(k) for k in key)
+        return BlockGram(self.rows, (self.index[0][rows], self.index[1][cols]), self.absolute)
+
+    def __abs__(self) -> "BlockGram":
+        return BlockGram(self.rows, self.index, True)
+
+    def __matmul__(self, U: np.ndarray) -> np.ndarray:
+        """G @ U over the columns where U is nonzero: named kernels in one compiled pass over the cached rows (the
+        others computed entry by entry), else by blocks of at most BLOCK_ENTRIES kernel entries."""
+        U = np.asarray(U, dtype=np.float64)
+        rows, cols = self.index
+        nonzero = np.flatnonzero(np.any(U != 0, axis=1))
+        kr = self.rows
+        if kr.kind not in (PRECOMPUTED, PYTHON):
+            return _product(rows.astype(np.int64), cols[nonzero].astype(np.int64), np.ascontiguousarray(U[nonzero]),
+                            self.absolute, kr.kind, kr.source, kr.params, kr.rows, kr.slot_of)
+        out = np.zeros((rows.size, U.shape[1]))
+        step = max(1, BLOCK_ENTRIES // max(1, nonzero.size))
+        for start in range(0, rows.size if nonzero.size else 0, step):
+            block = kr.block(rows[start:start + step], cols[nonzero])
+            out[start:start + step] = (np.abs(block) if self.absolute else block) @ U[nonzero]
+        return out
+
+
+@njit(cache=True)
+def _product(index, cols, U, absolute, kind, source, params, rows, slot_of):
+    """κ(x_index, x_cols) @ U (|κ| when ``absolute``), reading cached rows, computing the entries of the others."""
+    out = np.zeros((index.shape[0], U.shape[1]))
+    for t in range(index.shape[0]):
+        i = index[t]
+        slot = slot_of[i]
+        for u in range(cols.shape[0]):
+            g = rows[slot, cols[u]] if slot >= 0 else kernel_value(kind, params, source[i], source[cols[u]])
+            if absolute:
+                g = abs(g)
+            for c in range(U.shape[1]):
+                out[t, c] += g * U[u, c]
+    return out
+
+
+@njit(cache=True)
+def _named_diagonal(kind, source, params):
+    out = np.empty(source.shape[0])
+    for i in range(source.shape[0]):
+        out[i] = kernel_value(kind, params, source[i], source[i])
+    return out

@@ -1,0 +1,71 @@
+"""The decomposition method's driver: the compiled loop to a violation tolerance, the exact check on every pair,
+the proven bound, a finer tolerance until the bound is within ``gap_tol`` (docs/theory.md §9.9)."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...duality import EPS
+from ...problem import Problem
+from ...result import SolveResult
+from ..mm import _verdict
+from .cache import KernelRows
+from .certificate import bias, certify, estimate, exact_view
+from .selection import BUDGET, CONVERGED, NEED_ROW, STALLED, run
+from .state import State
+
+#: the violation tolerance is divided by at least this when the bound is not yet within gap_tol, down to MIN_TOL
+TOL_FACTOR = 0.1
+MIN_TOL = 1e-10
+#: libsvm's shrinking period: at most this many steps (fewer on small problems: the number of pairs)
+SHRINK_EVERY = 1000
+
+
+def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int, cache_size: float,
+                 shrinking: bool, dual: np.ndarray | None) -> SolveResult:
+    """Solve a kernel problem from μ = 0 or from ``dual`` (M = Y ∘ μ); the options of
+    :func:`~ovn_cvx.solvers.smo.solve_smo`."""
+    start = time.perf_counter()
+    rows = KernelRows(problem, cache_size, min_rows=problem.n_classes + 2)
+    state = State.start(problem, rows, dual)
+    view = exact_view(problem, rows)
+    shrink_every = min(SHRINK_EVERY, state.a.size) if shrinking else 0
+    exact_at = 0 if dual is not None else -1  # the step count at which Z was last rebuilt exactly
+    checks, current, rounds = 0, tol, []
+    while True:
+        code = run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, current, max_iter, shrink_every)
+        steps = int(state.counters[0])
+        if code == NEED_ROW:
+            rows.supply(int(state.counters[2]))
+            continue
+        if code == CONVERGED and (state.shrunk or exact_at != steps):
+            # the test on every pair, on Z rebuilt from the multipliers (shrunk samples are out of date)
+            state.rebuild(rows)
+            state.activate_all()
+            exact_at = steps
+            continue
+        if code != CONVERGED:  # budget spent or no move left: the bound of the last iterate, on an exact Z
+            state.rebuild(rows)
+            coef, b, bound, M = certify(problem, view, state, bias(state, state.decision()))
+            checks += 1
+            break
+        b = bias(state, state.decision())
+        rounds.append((current, steps, estimate(problem, state, b)))
+        if rounds[-1][2] <= gap_tol or current <= MIN_TOL:
+            coef, b, bound, M = certify(problem, view, state, b)
+            checks += 1
+            if bound.relative <= gap_tol or current <= MIN_TOL:
+                break
+        # the bound shrinks about in proportion to the tolerance (measured): aim at half of gap_tol, at least
+        # TOL_FACTOR lower, never below MIN_TOL
+        current = max(current * min(TOL_FACTOR, 0.5 * gap_tol / max(rounds[-1][2], EPS)), MIN_TOL)
+    status = _verdict(bound, gap_tol, hit_limit=code == BUDGET)
+    kind_name = {BUDGET: "max_iter", STALLED: "stalled", CONVERGED: "converged"}[code]
+    info = {"gap_bound": bound.absolute, "relative_gap_bound": bound.relative, "certified": status == "optimal",
+            "gap_tol": gap_tol, "form": "smo", "finish": "smo", "dual": M,  # typed fields after merge
+            "stop": kind_name, "tol": current, "mass_steps": int(state.counters[3]), "bound_checks": checks,
+            "rounds": rounds, "kernel_rows": int(rows.clock[2]), "cache_hits": int(rows.clock[1]),
+            "cache_rows": rows.rows.shape[0]}
+    return SolveResult(problem=problem, coef=coef, b=b, objective=bound.primal, status=status, method="smo",
+                       solver="SMO", solve_time=time.perf_counter() - start, iterations=steps, info=info)
