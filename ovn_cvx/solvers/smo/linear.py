@@ -31,6 +31,8 @@ from ...objective import objective
 from ...problem import Problem
 from ...result import SolveResult
 from ..mm import _verdict, blas_controller, solve_mm
+from ..mm.common import GramOperator
+from ..mm.polish import polish
 from . import _linear_loops as loops
 
 #: the requested accuracy: the fast solver's default, one definition
@@ -41,23 +43,25 @@ FIRST_TOL = 0.1
 TOL_FACTOR = 10.0
 #: the round tolerance's floor, relative to the largest |v|: below it a step changes nothing representable
 TOL_FLOOR = 1e-14
-#: per class, the rising and the falling pairs of a working set
-WORKING_SET = 64
-#: the subproblem's step budget per pair of its working set
-STEPS_PER_PAIR = 50
+#: the smallest default ρ (all-zero rows)
+EPS_RHO = 1e-12
+#: the polish (the exact finish on the margin set) is attempted at the checks once the round tolerance is this small,
+#: at most MAX_POLISHES times
+POLISH_TOL = 1e-2
+MAX_POLISHES = 10
 #: the number of kernel compilations this process has timed (the first solve reports numba's compile time)
 _COMPILED = []
 
 
-def _check_options(problem, gap_tol, max_iter, check_every, working_set):
+def _check_options(problem, gap_tol, max_iter, max_sweeps, rho):
     check_instance("problem", problem, Problem)
     if problem.is_kernel:
-        raise ValueError(f"problem must be linear (kernel='linear') for the dual decomposition, got kernel="
+        raise ValueError(f"problem must be linear (kernel='linear') for the dual coordinate descent, got kernel="
                          f"{problem.kernel!r}")
     return (check_number("gap_tol", gap_tol, low=0, strict=True),
             check_number("max_iter", max_iter, low=1, integer=True),
-            check_number("check_every", check_every, low=1, integer=True),
-            check_number("working_set", working_set, low=1, integer=True))
+            check_number("max_sweeps", max_sweeps, low=1, integer=True),
+            None if rho is None else check_number("rho", rho, low=0, strict=True))
 
 
 def _warm_dual(problem: Problem, warm_start) -> np.ndarray | None:
@@ -86,16 +90,21 @@ def _warm_dual(problem: Problem, warm_start) -> np.ndarray | None:
 
 
 class _Dual:
-    """The dual state: signed pair variables a_p = y_p μ_p in [lower_p, upper_p], V = XᵀM (M×K) and the common class
-    mass m, with P⁺ = c1 I + c2 11ᵀ."""
+    """The dual state in the loop's layout (see ``_linear_loops``), the multipliers b of the class masses and ρ."""
 
-    def __init__(self, problem: Problem, M: np.ndarray | None):
+    def __init__(self, problem: Problem, M: np.ndarray | None, rho: float | None):
         self.problem = problem
+        X = problem.X
+        if sp.issparse(X):
+            self.rows = (np.empty((0, 0)), X.data, X.indices, X.indptr)
+        else:
+            self.rows = (np.ascontiguousarray(X), np.empty(0), np.empty(0, np.int32), np.empty(0, np.int32))
         pairs, c = problem.pairs, problem.cost
         self.sample, self.label, self.sign = pairs.sample, pairs.label, pairs.sign
         self.bounds = pairs.class_bounds(problem.n_classes)
         self.lower = np.where(self.sign > 0, 0.0, -c)
         self.upper = np.where(self.sign > 0, c, 0.0)
+        self.sq = loops.row_norms(*self.rows, problem.n_samples)
         pinv = problem.coupling_pinv
         self.c2 = float(pinv[0, 1])
         self.c1 = float(pinv[0, 0]) - self.c2
@@ -104,76 +113,66 @@ class _Dual:
         else:
             self.mass_free = problem.bias_penalty > 0
             self.inv2g = 0.5 / problem.bias_penalty if self.mass_free else 0.0
+        # the mass penalty's curvature: a coordinate's own, (c1 + c2)|x|², on average
+        self.rho = rho if rho is not None else max((self.c1 + self.c2) * float(self.sq[self.sample].mean()), EPS_RHO)
         mu = np.zeros(len(pairs)) if M is None else feasible_dual(problem, self.sign * M[pairs.sample, pairs.label])
         self.a = self.sign * mu
+        self.index = np.arange(len(pairs))
         self.recompute()
+        _, top, bottom = _violation(self, self.values())
+        self.bias = _bias(self, top, bottom)
 
     @property
     def mu(self) -> np.ndarray:
         return np.maximum(self.sign * self.a, 0.0)
 
-    def matrix(self, a, rows=None, label=None) -> np.ndarray:
-        """The N×K matrix of pair values ``a`` (or the q×K one of a working set, row r holding its pair r)."""
-        if rows is None:
-            M = np.zeros((self.problem.n_samples, self.problem.n_classes))
-            M[self.sample, self.label] = a
-        else:
-            M = np.zeros((rows.size, self.problem.n_classes))
-            M[np.arange(rows.size), label] = a
+    def matrix(self, a) -> np.ndarray:
+        """The N×K matrix of pair values ``a``."""
+        M = np.zeros((self.problem.n_samples, self.problem.n_classes))
+        M[self.sample, self.label] = a
         return M
 
     def recompute(self):
-        """V = XᵀM and m exactly from the dual (clearing the updates' drift)."""
-        self.V = np.asarray(self.problem.X.T @ self.matrix(self.a))
-        self.mass = float(self.a[self.bounds[0]:self.bounds[1]].sum())
+        """V, u and the class masses exactly from the dual (clearing the updates' drift)."""
+        self.V = np.ascontiguousarray(np.asarray(self.problem.X.T @ self.matrix(self.a)).T)
+        self.u = self.V.sum(axis=0)
+        self.masses = np.add.reduceat(self.a, self.bounds[:-1])
+
+    @property
+    def mass(self) -> float:
+        """The common mass m that the masses are pulled to (its maximizer given b and the masses)."""
+        if not self.mass_free:
+            return 0.0
+        return float((self.bias.sum() + self.rho * self.masses.sum()) / (self.inv2g + self.rho * self.masses.size))
 
     def weights(self) -> np.ndarray:
         """W = XᵀM P⁺ (M×K)."""
-        return self.c1 * self.V + self.c2 * self.V.sum(axis=1, keepdims=True)
+        return (self.c1 * self.V + self.c2 * self.u).T
 
-    def values(self, W) -> np.ndarray:
+    def values(self, W=None) -> np.ndarray:
         """v_p = y_p − x_{i_p}ᵀ w_{k_p} of every pair: the bias that would put it on its margin."""
-        return self.sign - (self.problem.X @ W)[self.sample, self.label]
+        return self.sign - (self.problem.X @ (self.weights() if W is None else W))[self.sample, self.label]
 
-    def working_set(self, v, size) -> np.ndarray:
-        """Per class, the ``size`` pairs that can rise with the largest v and the ``size`` that can fall with the
-        smallest (the most violating directions of a first-order selection)."""
-        chosen = []
-        for k in range(self.problem.n_classes):
-            s = slice(self.bounds[k], self.bounds[k + 1])
-            for key in (np.where(self.a[s] < self.upper[s], -v[s], np.inf),
-                        np.where(self.a[s] > self.lower[s], v[s], np.inf)):
-                take = min(size, key.size)
-                best = np.argpartition(key, take - 1)[:take]
-                chosen.append(self.bounds[k] + best[np.isfinite(key[best])])
-        return np.unique(np.concatenate(chosen))
-
-    def solve_subproblem(self, S, v, tol, max_steps):
-        """SMO on the working set S, then V and m follow its change: (steps, violation left in S)."""
-        X, rows, label = self.problem.X, self.sample[S], self.label[S]
-        XS = X[rows]
-        G = XS @ XS.T
-        G = G.toarray() if sp.issparse(G) else G  # q×q: the working set's Gram block
-        a = self.a[S]
-        new = a.copy()
-        steps, self.mass, violation = loops.subproblem(
-            G, label, new, self.lower[S], self.upper[S], v[S].copy(), self.problem.n_classes, self.c1, self.c2,
-            self.mass, self.inv2g, self.mass_free, tol, max_steps)
-        self.a[S] = new
-        self.V += np.asarray(XS.T @ self.matrix(new - a, rows, label))
-        return steps, violation
+    def descend(self, tol, max_sweeps, seed):
+        """Coordinate ascent for the current b, then b's multiplier step b_k += ρ (m_k − m): (sweeps, span)."""
+        sweeps, span = loops.coordinate_descent(
+            *self.rows, self.sq, self.sample, self.label, self.sign, self.lower, self.upper, self.a, self.V, self.u,
+            self.c1, self.c2, self.bias, self.masses, self.rho, self.inv2g, self.mass_free, self.index, tol,
+            max_sweeps, seed)
+        imbalance = self.masses - self.mass
+        self.bias = self.bias + self.rho * imbalance
+        return sweeps, span, float(self.rho * np.abs(imbalance).max())
 
 
 def _violation(dual: _Dual, v) -> tuple[float, np.ndarray, np.ndarray]:
     """(the largest violation, each class's top rising value, its bottom falling one): inside a class (top above
     bottom) or of the common mass (Σ_k top_k − m/(2γ) > 0, Σ_k bottom_k − m/(2γ) < 0)."""
-    K = dual.problem.n_classes
-    rise, fall = loops.extremes(dual.label, dual.a, dual.lower, dual.upper, v, K)
-    top = np.where(rise >= 0, v[rise], -np.inf)
-    bottom = np.where(fall >= 0, v[fall], np.inf)
+    starts = dual.bounds[:-1]
+    top = np.maximum.reduceat(np.where(dual.a < dual.upper, v, -np.inf), starts)
+    bottom = np.minimum.reduceat(np.where(dual.a > dual.lower, v, np.inf), starts)
     worst = float(np.max(top - bottom, initial=0.0))
     if dual.mass_free:
-        offset = dual.mass * dual.inv2g
+        offset = float(dual.masses.mean()) * dual.inv2g
         worst = max(worst, top.sum() - offset, offset - bottom.sum())
     return worst, top, bottom
 
@@ -187,7 +186,7 @@ def _bias(dual: _Dual, top, bottom) -> np.ndarray:
     lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
     if not dual.problem.hard_b and not dual.mass_free:
         return 0.5 * (lo + hi)  # soft b with γ = 0: Σ b is free
-    target = dual.mass * dual.inv2g
+    target = float(dual.masses.mean()) * dual.inv2g
     width = float((hi - lo).sum())
     theta = np.clip((target - lo.sum()) / width, 0.0, 1.0) if width > 0 else 0.5
     b = lo + theta * (hi - lo)
@@ -195,37 +194,55 @@ def _bias(dual: _Dual, top, bottom) -> np.ndarray:
 
 
 def _check(dual: _Dual):
-    """(W, b, bound, feasible μ) at the current dual point: V recomputed, W = XᵀMP⁺ on the hard constraint, b from
-    the KKT intervals, F(W, b) and D of the dual point made exactly feasible."""
+    """((W, b, bound, feasible μ), violation, residuals) at the current dual point: V recomputed, W = XᵀMP⁺ on the
+    hard constraint, b the better (by F) of the multipliers and a point of the KKT intervals, and D of the dual point
+    made exactly feasible."""
     problem = dual.problem
     dual.recompute()
     W, _ = project_hard_constraints(problem, dual.weights(), np.zeros(problem.n_classes))
     decision = (problem.X @ W)[dual.sample, dual.label]
-    _, top, bottom = _violation(dual, dual.sign - decision)
-    b = _bias(dual, top, bottom)
-    if problem.hard_b:
-        b = b - b.mean()
-    primal = objective(problem, W, b, residual=1.0 - dual.sign * (decision + b[dual.label]))
-    mu = feasible_dual(problem, dual.mu)
+    violation, top, bottom = _violation(dual, dual.sign - decision)
+    candidates = []
+    for b in (dual.bias, _bias(dual, top, bottom)):
+        b = b - b.mean() if problem.hard_b else b
+        candidates.append((objective(problem, W, b, residual=1.0 - dual.sign * (decision + b[dual.label])), b))
+    primal, b = min(candidates, key=lambda candidate: candidate[0])
+    point = _proven(problem, W, b, primal, dual.mu)
+    return point, violation, 1.0 - dual.sign * (decision + b[dual.label])
+
+
+def _proven(problem: Problem, W, b, primal: float, mu) -> tuple:
+    """(W, b, the bound, the exactly feasible μ behind it)."""
+    mu = feasible_dual(problem, mu)
     return W, b, GapBound(primal=primal, dual=dual_value(problem, mu)), mu
 
 
-def _compile_time() -> float:
-    """Seconds spent compiling (or loading from numba's disk cache) the loop, on a tiny subproblem, once per
-    process."""
-    if _COMPILED:
+def _polish(problem: Problem, residual, primal: float, tol: float):
+    """The package's active-set polish (docs/theory.md §9.5) of the margin set the residuals point to (bands tol and
+    10·tol): (W, b, bound, μ) when it certifies, else None."""
+    outcome = polish(problem, GramOperator(problem), residual, primal, (tol, 10.0 * tol))
+    if not outcome.certified:
+        return None
+    return _proven(problem, outcome.coef, outcome.b, outcome.objective, outcome.mu)
+
+
+def _compile_time(dual: _Dual) -> float:
+    """Seconds spent compiling (or loading from numba's disk cache) the loop for this data layout, once per process
+    and layout: it runs once on no pair."""
+    key = (dual.rows[0].shape[0] > 0, dual.rows[2].dtype, dual.rows[3].dtype)
+    if key in _COMPILED:
         return 0.0
     start = time.perf_counter()
-    two = np.ones(2)
-    loops.subproblem(np.eye(2), np.zeros(2, np.int64), np.zeros(2), np.zeros(2), two, two, 1, 1.0, 0.0, 0.0, 0.0,
-                     True, 0.1, 10)
-    _COMPILED.append(True)
+    loops.coordinate_descent(*dual.rows, dual.sq, dual.sample, dual.label, dual.sign, dual.lower, dual.upper,
+                             dual.a, dual.V, dual.u, dual.c1, dual.c2, dual.bias, dual.masses.copy(), dual.rho,
+                             dual.inv2g, dual.mass_free, dual.index[:0].copy(), 1.0, 1, 0)
+    _COMPILED.append(key)
     return time.perf_counter() - start
 
 
-def solve_linear(problem: Problem, *, gap_tol: float = GAP_TOL, max_iter: int = 10000, warm_start=None,
-                 working_set: int = WORKING_SET, check_every: int = 10) -> SolveResult:
-    """Solve a linear ``problem`` (dense or sparse X, never densified) by dual decomposition, certified.
+def solve_linear(problem: Problem, *, gap_tol: float = GAP_TOL, max_iter: int = 1000, max_sweeps: int = 50,
+                 warm_start=None, rho: float | None = None) -> SolveResult:
+    """Solve a linear ``problem`` (dense or sparse X, never densified) by dual coordinate descent, certified.
 
     Parameters
     ----------
@@ -233,57 +250,56 @@ def solve_linear(problem: Problem, *, gap_tol: float = GAP_TOL, max_iter: int = 
         The requested accuracy: ``status`` is "optimal" (``success``) only when the proven bound F − D(μ) on F − F*
         (docs/theory.md §6) is ≤ gap_tol·max(1, |F|); otherwise "max_iter", with the bound in ``info["gap_bound"]``.
     max_iter : int > 0
-        The budget in rounds (one working set each).
+        The budget in rounds: coordinate descent for fixed biases, then the biases' multiplier step and a check.
+    max_sweeps : int > 0
+        The budget of each round's coordinate descent, in sweeps over the active pairs.
     warm_start : SolveResult or array of shape (N, K), optional
         A previous result of this solver (its dual point) or a dual matrix M = Y∘μ, of a problem with the same
         pairs (a neighbouring β, α, γ or variant): made dual feasible (clipped to the new box, the class masses
         equalized) and continued from.
-    working_set : int > 0
-        Per class, the number of pairs that can rise and of pairs that can fall in each round's working set.
-    check_every : int > 0
-        Evaluate the bound at least every this many rounds (also whenever the largest violation falls below the
-        round tolerance).
+    rho : float > 0, optional
+        The penalty on unequal class masses (default: the mean curvature (P⁺)_kk |x_i|² of a pair).
 
     ``info`` holds ``gap_bound``, ``relative_gap_bound``, ``certified``, ``gap_tol``, ``form`` ("dcd"), ``finish``
-    ("dcd"), ``dual`` (the signed N×K dual point M = Y∘μ behind the bound, exactly feasible), ``rounds``, ``steps``
-    (of the subproblems), ``checks`` and ``violation`` (the largest, at the best check).
+    ("dcd"), ``dual`` (the signed N×K dual point M = Y∘μ behind the bound, exactly feasible), ``rounds``, ``sweeps``,
+    ``rho`` and ``violation`` (the largest KKT violation at the best check).
     """
-    gap_tol, max_iter, check_every, working_set = _check_options(problem, gap_tol, max_iter, check_every,
-                                                                 working_set)
+    gap_tol, max_iter, max_sweeps, rho = _check_options(problem, gap_tol, max_iter, max_sweeps, rho)
     M = _warm_dual(problem, warm_start)
     start = time.perf_counter()
-    compile_time = _compile_time()
     with blas_controller().limit(limits=1, user_api="blas"):
-        result = _run(_Dual(problem, M), gap_tol, max_iter, check_every, working_set)
+        dual = _Dual(problem, M, rho)
+        compile_time = _compile_time(dual)
+        result = _run(dual, gap_tol, max_iter, max_sweeps)
     result.compile_time = compile_time
     result.solve_time = time.perf_counter() - start
     return result
 
 
-def _run(dual: _Dual, gap_tol, max_iter, check_every, size) -> SolveResult:
-    tol, rounds, steps, checks, since, best = FIRST_TOL, 0, 0, 0, 0, None
-    while True:
-        v = dual.values(dual.weights())
-        violation = _violation(dual, v)[0]
-        if violation <= tol or since >= check_every or rounds >= max_iter:
-            W, b, bound, mu = _check(dual)
-            checks, since = checks + 1, 0
-            if best is None or bound.relative <= best[2].relative:
-                best = (W, b, bound, mu, violation)
-            if bound.relative <= gap_tol or rounds >= max_iter:
-                break
-            if violation <= tol:
-                tol = max(tol / TOL_FACTOR, TOL_FLOOR * max(1.0, float(np.abs(v).max(initial=0.0))))
-                continue
-        S = dual.working_set(v, size)
-        taken, _ = dual.solve_subproblem(S, v, tol, STEPS_PER_PAIR * S.size)
-        steps += taken
+def _run(dual: _Dual, gap_tol, max_iter, max_sweeps) -> SolveResult:
+    tol, rounds, sweeps, polishes, best, finish = FIRST_TOL, 0, 0, 0, None, "dcd"
+    while rounds < max_iter:
+        taken, span, shift = dual.descend(tol, max_sweeps, rounds)
+        sweeps += taken
         rounds += 1
-        since += 1
-    W, b, bound, mu, violation = best
+        point, violation, residual = _check(dual)
+        if best is None or point[2].relative <= best[2].relative:
+            best = point
+        if best[2].relative <= gap_tol:
+            break
+        if tol <= POLISH_TOL and polishes < MAX_POLISHES:
+            polishes += 1
+            found = _polish(dual.problem, residual, point[2].primal, tol)
+            if found is not None and found[2].relative <= best[2].relative:
+                best, finish = found, "dcd + polish"
+                if best[2].relative <= gap_tol:
+                    break
+        if span <= tol and shift <= tol:
+            tol = max(tol / TOL_FACTOR, TOL_FLOOR)
+    W, b, bound, mu = best
     status = _verdict(bound, gap_tol, hit_limit=True)
     info = {"gap_bound": bound.absolute, "relative_gap_bound": bound.relative, "certified": status == "optimal",
-            "gap_tol": gap_tol, "form": "dcd", "finish": "dcd", "dual": dual.matrix(dual.sign * mu),
-            "rounds": rounds, "steps": steps, "checks": checks, "violation": violation}
+            "gap_tol": gap_tol, "form": "dcd", "finish": finish, "dual": dual.matrix(dual.sign * mu),
+            "rounds": rounds, "sweeps": sweeps, "polishes": polishes, "rho": dual.rho}
     return SolveResult(problem=dual.problem, coef=W, b=b, objective=bound.primal, status=status, method="smo",
                        solver="SMO-dcd", solve_time=0.0, iterations=rounds, info=info)
