@@ -64,20 +64,22 @@ def _check_options(problem, gap_tol, max_iter, max_sweeps, rho):
             None if rho is None else check_number("rho", rho, low=0, strict=True))
 
 
-def _warm_dual(problem: Problem, warm_start) -> np.ndarray | None:
-    """The signed dual M (N×K) of ``warm_start``: a SolveResult's dual point, or the matrix itself."""
+def _warm_dual(problem: Problem, warm_start) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(M, b): the signed dual (N×K) of ``warm_start`` — a SolveResult's dual point, or the matrix itself — and the
+    result's biases (None for a matrix). A result's pairs at the upper bound of its box move to the new box's bound:
+    along a β path the errors stay errors."""
     if warm_start is None:
-        return None
-    if isinstance(warm_start, SolveResult):
-        dual = getattr(warm_start, "dual", None)
-        if dual is None:
-            dual = warm_start.info.get("dual")  # typed field after merge
-        if dual is None:
-            raise ValueError(f"warm_start holds no dual point (a {warm_start.method!r} result without one); pass "
+        return None, None
+    result = warm_start if isinstance(warm_start, SolveResult) else None
+    if result is not None:
+        warm_start = getattr(result, "dual", None)
+        if warm_start is None:
+            warm_start = result.info.get("dual")  # typed field after merge
+        if warm_start is None:
+            raise ValueError(f"warm_start holds no dual point (a {result.method!r} result without one); pass "
                              "a result of method='smo' or the dual matrix M = Y∘μ")
-        warm_start = dual
     try:
-        M = np.asarray(warm_start, dtype=np.float64)
+        M = np.array(warm_start, dtype=np.float64)
     except (TypeError, ValueError) as err:
         raise TypeError(f"warm_start must be a SolveResult or the dual matrix M = Y∘μ, got "
                         f"{type(warm_start).__name__}") from err
@@ -86,13 +88,20 @@ def _warm_dual(problem: Problem, warm_start) -> np.ndarray | None:
         raise ValueError(f"warm_start's dual must have shape {shape} (N, K), got {M.shape}")
     if not np.isfinite(M).all():
         raise ValueError("warm_start's dual has non-finite entries (NaN or inf)")
-    return M
+    if result is None:
+        return M, None
+    old, pairs = result.problem, problem.pairs
+    if old is not None and np.array_equal(old.Y, problem.Y):
+        bounded = pairs.sign * M[pairs.sample, pairs.label] >= old.cost
+        M[pairs.sample[bounded], pairs.label[bounded]] = pairs.sign[bounded] * problem.cost[bounded]
+    b = None if result.b is None else np.asarray(result.b, dtype=np.float64)
+    return M, (b if b is not None and b.shape == (problem.n_classes,) and np.isfinite(b).all() else None)
 
 
 class _Dual:
     """The dual state in the loop's layout (see ``_linear_loops``), the multipliers b of the class masses and ρ."""
 
-    def __init__(self, problem: Problem, M: np.ndarray | None, rho: float | None):
+    def __init__(self, problem: Problem, M: np.ndarray | None, bias: np.ndarray | None, rho: float | None):
         self.problem = problem
         X = problem.X
         if sp.issparse(X):
@@ -119,8 +128,10 @@ class _Dual:
         self.a = self.sign * mu
         self.index = np.arange(len(pairs))
         self.recompute()
-        _, top, bottom = _violation(self, self.values())
-        self.bias = _bias(self, top, bottom)
+        if bias is None:
+            _, top, bottom = _violation(self, self.values())
+            bias = _bias(self, top, bottom)
+        self.bias = bias - bias.mean() if problem.hard_b else bias
 
     @property
     def mu(self) -> np.ndarray:
@@ -265,10 +276,10 @@ def solve_linear(problem: Problem, *, gap_tol: float = GAP_TOL, max_iter: int = 
     ``rho`` and ``violation`` (the largest KKT violation at the best check).
     """
     gap_tol, max_iter, max_sweeps, rho = _check_options(problem, gap_tol, max_iter, max_sweeps, rho)
-    M = _warm_dual(problem, warm_start)
+    M, bias = _warm_dual(problem, warm_start)
     start = time.perf_counter()
     with blas_controller().limit(limits=1, user_api="blas"):
-        dual = _Dual(problem, M, rho)
+        dual = _Dual(problem, M, bias, rho)
         compile_time = _compile_time(dual)
         result = _run(dual, gap_tol, max_iter, max_sweeps)
     result.compile_time = compile_time
