@@ -234,9 +234,10 @@ def _polish(problem: Problem, residual, primal: float, tol: float):
 
 
 def _compile_time(dual: _Dual) -> float:
-    """Seconds spent compiling (or loading from numba's disk cache) the loop for this data layout, once per process
-    and layout: it runs once on no pair."""
-    key = (dual.rows[0].shape[0] > 0, dual.rows[2].dtype, dual.rows[3].dtype)
+    """Seconds spent compiling (or loading from numba's disk cache) the loop for this index type, once per process
+    and type (dense data passes empty int32 index arrays, so dense and the usual CSR share one compilation): it runs
+    once on no pair."""
+    key = (dual.rows[2].dtype, dual.rows[3].dtype)
     if key in _COMPILED:
         return 0.0
     start = time.perf_counter()
