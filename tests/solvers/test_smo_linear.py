@@ -1,16 +1,15 @@
 """The linear dual coordinate descent (``ovn_cvx.solvers.smo.linear``) against the CVXPY reference on every variant,
 dense and sparse, with and without known negatives, for several α and β; its proven bound on adversarial problems;
 warm starts; sparse X never densified; errors that name the argument."""
-import contextlib
 import dataclasses
 import warnings
-from unittest import mock
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from test_mm_soundness import adversarial_problems, assert_sound, best_reference
+from test_sparse import no_densified_patterns
 
 import ovn_cvx
 from ovn_cvx import Problem
@@ -44,27 +43,6 @@ def _reference(variant, negatives, alpha, beta) -> float:
         assert ref.status == "optimal"
         _REFERENCES[key] = ref.objective
     return _REFERENCES[key]
-
-
-@contextlib.contextmanager
-def no_densified_patterns(n_features):
-    """Fail on any toarray/todense of a sparse matrix with M rows or columns that is not square (the rows of X)."""
-    def guarded(method):
-        def guard(self, *args, **kwargs):
-            rows, cols = self.shape
-            if rows != cols and min(rows, cols) > 1 and n_features in (rows, cols):
-                raise AssertionError(f"a sparse {rows}×{cols} matrix (rows or columns of X) was densified")
-            return method(self, *args, **kwargs)
-        return guard
-
-    classes = {cls for fmt in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.csr_array, sp.csc_array, sp.coo_array)
-               for cls in fmt.__mro__}
-    with contextlib.ExitStack() as stack:
-        for cls in classes:
-            for name in ("toarray", "todense"):
-                if name in cls.__dict__:
-                    stack.enter_context(mock.patch.object(cls, name, guarded(cls.__dict__[name])))
-        yield
 
 
 CASES = [(variant, alpha) for variant in ovn_cvx.VARIANTS for alpha in (ALPHAS if variant.startswith("Sw") else (0.0,))]
