@@ -31,7 +31,7 @@ from ...problem import Problem
 from ...result import SolveResult
 from ..mm import _verdict, blas_controller, solve_mm
 from ..mm.common import GramOperator
-from ..mm.polish import polish
+from ..mm.polish import free_parameters, polish
 from . import _linear_loops as loops
 
 #: the requested accuracy: the fast solver's default, one definition
@@ -48,6 +48,9 @@ EPS_RHO = 1e-12
 #: at most MAX_POLISHES times
 POLISH_TOL = 1e-2
 MAX_POLISHES = 10
+#: the largest band the polish is given (its dense system of this size: 128 MiB); measured: the sparse 20 000 × 50 000
+#: benchmark set's band of 74 303 pairs asked for 41 GiB
+POLISH_PAIRS = 4000
 #: the number of kernel compilations this process has timed (the first solve reports numba's compile time)
 _COMPILED = []
 
@@ -226,8 +229,13 @@ def _proven(problem: Problem, W, b, primal: float, mu) -> tuple:
 
 def _polish(problem: Problem, residual, primal: float, tol: float):
     """The package's active-set polish (docs/theory.md §9.5) of the margin set the residuals point to (bands tol and
-    10·tol): (W, b, bound, μ) when it certifies, else None."""
-    outcome = polish(problem, GramOperator(problem), residual, primal, (tol, 10.0 * tol))
+    10·tol, each only while it holds at most K(M+1) pairs — a non-degenerate optimum's most — and POLISH_PAIRS: the
+    polish forms a dense system of the band's size): (W, b, bound, μ) when it certifies, else None."""
+    limit = min(free_parameters(problem), POLISH_PAIRS)
+    deltas = [delta for delta in (tol, 10.0 * tol) if np.count_nonzero(np.abs(residual) < delta) <= limit]
+    if not deltas:
+        return None
+    outcome = polish(problem, GramOperator(problem), residual, primal, deltas)
     if not outcome.certified:
         return None
     return _proven(problem, outcome.coef, outcome.b, outcome.objective, outcome.mu)
