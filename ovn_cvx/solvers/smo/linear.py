@@ -36,11 +36,11 @@ from . import _linear_loops as loops
 
 #: the requested accuracy: the fast solver's default, one definition
 GAP_TOL = solve_mm.__kwdefaults__["gap_tol"]
-#: the first round tolerance on a violation (liblinear's default ε on the projected gradient), divided by
-#: TOL_FACTOR whenever the largest violation of all pairs falls below it
+#: the first round tolerance on the projected gradients' span (liblinear's default ε), divided by TOL_FACTOR whenever
+#: a round converged to it with the class masses within it
 FIRST_TOL = 0.1
 TOL_FACTOR = 10.0
-#: the round tolerance's floor, relative to the largest |v|: below it a step changes nothing representable
+#: the round tolerance's floor: below it a step changes nothing representable
 TOL_FLOOR = 1e-14
 #: the smallest default ρ (all-zero rows)
 EPS_RHO = 1e-12
@@ -51,7 +51,7 @@ MAX_POLISHES = 10
 #: the largest band the polish is given (its dense system of this size: 128 MiB); measured: the sparse 20 000 × 50 000
 #: benchmark set's band of 74 303 pairs asked for 41 GiB
 POLISH_PAIRS = 4000
-#: the number of kernel compilations this process has timed (the first solve reports numba's compile time)
+#: the index types whose loop this process has compiled or loaded (the first solve of each reports the time)
 _COMPILED = []
 
 
@@ -168,7 +168,8 @@ class _Dual:
         return self.sign - (self.problem.X @ (self.weights() if W is None else W))[self.sample, self.label]
 
     def descend(self, tol, max_sweeps, seed):
-        """Coordinate ascent for the current b, then b's multiplier step b_k += ρ (m_k − m): (sweeps, span)."""
+        """Coordinate ascent for the current b, then b's multiplier step b_k += ρ (m_k − m): (sweeps, the projected
+        gradients' span at the end, the step's largest |Δb_k|)."""
         sweeps, span = loops.coordinate_descent(
             *self.rows, self.sq, self.sample, self.label, self.sign, self.lower, self.upper, self.a, self.V, self.u,
             self.c1, self.c2, self.bias, self.masses, self.rho, self.inv2g, self.mass_free, self.index, tol,
