@@ -39,7 +39,7 @@ def _warm_dual(problem: Problem, warm_start) -> np.ndarray | None:
     return dual
 
 
-def solve_smo(problem: Problem, *, tol: float | None = None, gap_tol: float = 1e-6, max_iter: int = 10_000_000,
+def solve_smo(problem: Problem, *, tol: float | None = None, gap_tol: float = 1e-6, max_iter: int | None = None,
               cache_size: float = 200.0, shrinking: bool = True, warm_start=None, **options) -> SolveResult:
     """Solve ``problem`` by dual decomposition, with a proven bound on F − F*.
 
@@ -55,8 +55,9 @@ def solve_smo(problem: Problem, *, tol: float | None = None, gap_tol: float = 1e
     gap_tol : float > 0
         The requested accuracy: ``status`` is "optimal" (``success``) only when the proven bound F − D(μ) is
         ≤ gap_tol·max(1, |F|); else "max_iter" (step budget spent) or "inaccurate", with the bound in the result.
-    max_iter : int > 0
-        The budget of steps (pair and mass steps).
+    max_iter : int > 0, optional
+        The budget: kernel problems, of steps (pair and mass steps; default 10 000 000); linear problems, of rounds
+        of sweeps (default 1 000).
     cache_size : float > 0
         Memory for cached kernel rows, in MB (as ``SVC``'s); at least K + 2 rows are kept.
     shrinking : bool
@@ -68,12 +69,15 @@ def solve_smo(problem: Problem, *, tol: float | None = None, gap_tol: float = 1e
     check_instance("problem", problem, Problem)
     if not problem.is_kernel:
         from .linear import solve_linear
-        return solve_linear(problem, tol=tol, gap_tol=gap_tol, max_iter=max_iter, warm_start=warm_start, **options)
+        if tol is not None or cache_size != 200.0 or shrinking is not True:
+            raise TypeError("tol, cache_size and shrinking apply to kernel problems only")
+        budget = {} if max_iter is None else {"max_iter": max_iter}
+        return solve_linear(problem, gap_tol=gap_tol, warm_start=warm_start, **budget, **options)
     if options:
         raise TypeError(f"solve_smo got unknown option(s) {sorted(options)} for a kernel problem")
     gap_tol = check_number("gap_tol", gap_tol, low=0, strict=True)
     tol = gap_tol if tol is None else check_number("tol", tol, low=0, strict=True)
-    max_iter = check_number("max_iter", max_iter, low=1, integer=True)
+    max_iter = check_number("max_iter", 10_000_000 if max_iter is None else max_iter, low=1, integer=True)
     cache_size = check_number("cache_size", cache_size, low=0, strict=True)
     if not isinstance(shrinking, (bool, np.bool_)):
         raise TypeError(f"shrinking must be a bool, got {type(shrinking).__name__}")
