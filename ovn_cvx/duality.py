@@ -10,7 +10,7 @@ such a point: clip to the box, then move every class's mass to one common value 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,10 +24,12 @@ EPS = np.finfo(np.float64).eps
 class GapBound:
     """F at the primal point, D at the feasible dual point, and the bound F − D ≥ F − F* (≥ 0 up to round-off).
 
-    ``relative`` is the bound over max(1, |F|), the scale of every accuracy statement in the package."""
+    ``relative`` is the bound over max(1, |F|), the scale of every accuracy statement in the package. ``mu``: the
+    dual-feasible multipliers D was evaluated at (None when not kept)."""
 
     primal: float
     dual: float
+    mu: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def absolute(self) -> float:
@@ -145,7 +147,18 @@ def gap_bound(problem: Problem, coef, b, mu, *, primal: float | None = None) -> 
     (to round-off): the bound is about the feasible set."""
     if primal is None:
         primal = objective(problem, coef, b)
-    return GapBound(primal=float(primal), dual=dual_value(problem, feasible_dual(problem, mu)))
+    mu = feasible_dual(problem, mu)
+    return GapBound(primal=float(primal), dual=dual_value(problem, mu), mu=mu)
+
+
+def signed_dual(problem: Problem, mu: np.ndarray | None) -> np.ndarray | None:
+    """The N×K matrix M of the pair multipliers, M_{i_p k_p} = y_p μ_p (docs/theory.md §6); None for None."""
+    if mu is None:
+        return None
+    pairs = problem.pairs
+    M = np.zeros((problem.n_samples, problem.n_classes))
+    M[pairs.sample, pairs.label] = pairs.sign * mu
+    return M
 
 
 def project_hard_constraints(problem: Problem, coef: np.ndarray, b: np.ndarray):

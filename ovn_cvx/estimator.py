@@ -506,7 +506,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                                + (f": {result.info['error']}" if "error" in result.info else "") + ")")
         if not result.success:
             if result.method == "mm":
-                hint = (f"its proven bound on (F − F*)/max(1, |F|) is {result.info['relative_gap_bound']:.2g}, "
+                hint = (f"its proven bound on (F − F*)/max(1, |F|) is {result.relative_gap_bound:.2g}, "
                         f"above tol={self.tol:g}; increase tol or max_iter, or try a CVXPY solver")
             else:
                 hint = "try another solver"

@@ -40,7 +40,7 @@ def test_peak_estimate_is_a_close_lower_bound(kernel, negatives, variant, form):
     finally:
         tracemalloc.stop()
     assert result.success
-    estimate = _kernel_peak(problem, result.info["form"])
+    estimate = _kernel_peak(problem, result.form)
     assert estimate <= peak <= 1.5 * estimate
 
 
@@ -157,5 +157,5 @@ def test_no_primal_retry_that_would_not_fit(monkeypatch):
     monkeypatch.setattr(_memory, "available_memory", lambda: 20_000)
     monkeypatch.setattr(_memory, "CHECK_FROM", 0)
     result = ovn_cvx.solve(problem, "mm")
-    assert result.info["form"] == "pair" and not result.success and "pair_attempt" not in result.info
+    assert result.form == "pair" and not result.success and "pair_attempt" not in result.info
     assert result.status == "inaccurate"

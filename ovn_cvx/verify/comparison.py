@@ -163,7 +163,7 @@ def tolerances(method: Method, result: SolveResult) -> Tolerance:
     other solvers get SCS's (the loosest)."""
     if method.method == "plugin":
         return method.tolerance if method.tolerance is not None else Tolerance()
-    if method.method == "mm" and not result.info.get("certified"):
+    if method.method == "mm" and not result.certified:
         # ε-smoothing bias of an uncertified MM result: gap ≤ β ε n / (4 F*) (docs/theory.md §9.1.3) plus convergence
         # slack; its W is only O(√ε) accurate, so f is compared loosely
         p = result.problem

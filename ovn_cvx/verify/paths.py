@@ -194,8 +194,8 @@ def _row(parameter, index, value, method: PathMethod, result, seconds, reference
            "solver": method.solver, "mode": method.mode,
            "status": result.status, "claimed_success": result.success, "correct": False,
            "objective": result.objective, "reference_objective": np.nan, "reference": source, "rel_diff": np.nan,
-           "max_df": np.nan, "gap_bound": result.info.get("gap_bound", np.nan),
-           "relative_gap_bound": result.info.get("relative_gap_bound", np.nan), "wall_time": seconds,
+           "max_df": np.nan, "gap_bound": result.gap_bound,
+           "relative_gap_bound": result.relative_gap_bound, "wall_time": seconds,
            "compile_time": result.compile_time, "solve_time": result.solve_time, "iterations": result.iterations}
     if reference is None or not result.has_solution:
         return row

@@ -27,11 +27,11 @@ def tight_reference(problem):
 def test_matrix_free_matches_reference(data, variant, make_problem):
     problem = make_problem(data, variant, "linear")
     result = ovn_cvx.solve(problem, method="mm", form="matrix-free")
-    assert result.success and result.info["form"] == "matrix-free" and result.info["finish"] == "newton-cg"
+    assert result.success and result.form == "matrix-free" and result.finish == "newton-cg"
     reference = assert_matches_reference(result, rtol=1e-6, ftol=1e-3, reference=tight_reference(problem))
     # the proven bound is a bound: the true gap (to a reference within 1e-9) never exceeds it
     true_gap = result.objective - reference.objective
-    assert true_gap <= result.info["gap_bound"] + 1e-9 * max(1.0, abs(reference.objective))
+    assert true_gap <= result.gap_bound + 1e-9 * max(1.0, abs(reference.objective))
 
 
 @pytest.mark.parametrize("variant", ["SwSb", "HwHb"])
@@ -46,7 +46,7 @@ def test_matrix_free_at_the_edges(variant, alpha, beta):
     problem = Problem.from_labels(X, y, variant, alpha=alpha if variant.startswith("Sw") else 0.0, beta=beta)
     result = ovn_cvx.solve(problem, method="mm", form="matrix-free")
     reference = tight_reference(problem)
-    assert result.objective - reference.objective <= result.info["gap_bound"] + 1e-9 * max(1, reference.objective)
+    assert result.objective - reference.objective <= result.gap_bound + 1e-9 * max(1, reference.objective)
     assert result.success, result.info
     assert_matches_reference(result, rtol=1e-6, ftol=None, reference=reference)
 
@@ -57,8 +57,8 @@ def test_matrix_free_without_success_reports_its_bound(multilabel_data, make_pro
     result = ovn_cvx.solve(problem, method="mm", form="matrix-free", max_iter=3)
     assert result.status == "max_iter" and not result.success
     reference = tight_reference(problem)
-    assert result.info["relative_gap_bound"] > result.info["gap_tol"]
-    assert result.objective - reference.objective <= result.info["gap_bound"] + 1e-9
+    assert result.relative_gap_bound > result.gap_tol
+    assert result.objective - reference.objective <= result.gap_bound + 1e-9
 
 
 def test_matrix_free_warm_start(multiclass_data, make_problem):
@@ -84,14 +84,14 @@ def test_auto_form_goes_matrix_free_beyond_the_budget(multiclass_data, make_prob
     """The automatic choice: the structured forms while they fit the budget and the pairs per feature are few,
     matrix-free beyond either limit."""
     problem = make_problem(multiclass_data, "HwHb", "linear")
-    assert ovn_cvx.solve(problem, method="mm").info["form"] == "primal"
+    assert ovn_cvx.solve(problem, method="mm").form == "primal"
     n, d = len(problem.pairs), problem.n_features + 1
     monkeypatch.setattr(mm, limit, 10 if limit == "STRUCTURED_BUDGET" else n / d)
     result = ovn_cvx.solve(problem, method="mm")
-    assert result.info["form"] == "matrix-free" and result.success
+    assert result.form == "matrix-free" and result.success
     if limit == "MATRIX_FREE_PAIRS":  # a pair fewer per feature than needed: structured again
         monkeypatch.setattr(mm, limit, (n + 1) / d)
-        assert ovn_cvx.solve(problem, method="mm").info["form"] == "primal"
+        assert ovn_cvx.solve(problem, method="mm").form == "primal"
 
 
 def test_extrapolation_is_exact_on_polynomial_paths():
@@ -138,7 +138,7 @@ def test_matrix_free_degenerate_sparse_text():
     problem = sparse_text_problem("HwSb")
     result = ovn_cvx.solve(problem, method="mm", form="matrix-free", max_iter=150)
     reference = tight_reference(problem)
-    assert result.objective - reference.objective <= result.info["gap_bound"] + 1e-9 * max(1, reference.objective)
+    assert result.objective - reference.objective <= result.gap_bound + 1e-9 * max(1, reference.objective)
     assert result.success, result.info
     assert_matches_reference(result, rtol=1e-6, ftol=None, reference=reference)
 
@@ -154,7 +154,7 @@ def test_exact_finish_certifies_a_fully_degenerate_optimum():
     problem = Problem(X, Y, "HwSb", beta=100.0, bias_penalty=0.5)
     result = ovn_cvx.solve(problem, method="mm", form="matrix-free")
     reference = tight_reference(problem)
-    assert result.objective - reference.objective <= result.info["gap_bound"] + 1e-9 * max(1, reference.objective)
+    assert result.objective - reference.objective <= result.gap_bound + 1e-9 * max(1, reference.objective)
     assert result.success and result.info["finish_solves"] > 0 and result.iterations <= 5, result.info
     assert_matches_reference(result, rtol=1e-7, ftol=1e-4, reference=reference)
     # the degenerate optimum itself: F* = γ(Σb)² = 8 at W = 0, b = 1
@@ -184,10 +184,10 @@ def test_estimator_default_takes_the_matrix_free_form_beyond_the_budget(monkeypa
 
     X, Y = make_sparse_multilabel(150, n_features=60, n_classes=4, length=10, random_state=1)
     structured = OvNClassifier().fit(X, Y)
-    assert structured.result_.info["form"] in ("primal", "pair") and structured.result_.success
+    assert structured.result_.form in ("primal", "pair") and structured.result_.success
     monkeypatch.setattr(mm, "STRUCTURED_BUDGET", 10)
     free = OvNClassifier().fit(X, Y)
-    assert free.result_.info["form"] == "matrix-free" and free.result_.success
+    assert free.result_.form == "matrix-free" and free.result_.success
     f_structured, f_free = structured.decision_function(X), free.decision_function(X)
     # W is unique (strong convexity); b may not be (docs/theory.md §8): compare the W part of the decision values
     np.testing.assert_allclose(f_free - free.result_.b, f_structured - structured.result_.b, atol=1e-3)
@@ -409,6 +409,6 @@ def test_wide_sparse_sweep_keeps_its_bound(variant):
             result = ovn_cvx.solve(problem, method="mm", form="matrix-free")
             reference = tight_reference(problem)
             scale = max(1.0, abs(reference.objective))
-            assert result.objective - reference.objective <= result.info["gap_bound"] + 1e-9 * scale
-            assert result.success and result.info["relative_gap_bound"] <= result.info["gap_tol"], (alpha, beta)
+            assert result.objective - reference.objective <= result.gap_bound + 1e-9 * scale
+            assert result.success and result.relative_gap_bound <= result.gap_tol, (alpha, beta)
             assert result.info["primal_solves"] == 0

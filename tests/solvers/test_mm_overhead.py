@@ -63,14 +63,14 @@ def test_early_crossover_answers_are_proven(multiclass_data, variant, beta, make
     within gap_tol, and the bound holds against the tight reference: F − F_ref ≤ F − F* ≤ bound."""
     p = make_problem(multiclass_data, variant, "linear", alpha=0.2, beta=beta)
     result = ovn_cvx.solve(p, "mm")
-    assert result.success and result.info["certified"]
-    assert result.info["relative_gap_bound"] <= result.info["gap_tol"]
+    assert result.success and result.certified
+    assert result.relative_gap_bound <= result.gap_tol
     reference = reference_objective(p)
     scale = max(1.0, abs(result.objective))
-    assert result.objective - reference <= result.info["gap_bound"] + 1e-9 * scale
+    assert result.objective - reference <= result.gap_bound + 1e-9 * scale
     assert result.objective == pytest.approx(ovn_cvx.objective(p, result.coef, result.b), rel=1e-12)
     if result.info.get("early_crossover"):
-        assert result.info["finish"] == "interior + polish"
+        assert result.finish == "interior + polish"
         assert result.objective - reference <= 1e-9 * scale  # the polish: exact to round-off
     assert result.iterations == len(result.history) - 1
 
@@ -148,5 +148,5 @@ def test_crossover_keeps_the_interior_points_biases():
     minimum_norm = polish_partition(p, GramOperator(p), sets, run.bound.primal, max_rounds=1)
     assert not minimum_norm.certified and minimum_norm.certificate["complementarity"] > 1e-3
     result = ovn_cvx.solve(p, "mm")
-    assert result.success and result.info["finish"] == "interior + polish"
+    assert result.success and result.finish == "interior + polish"
     assert abs(result.objective - found.objective) <= 1e-9 * scale

@@ -26,7 +26,7 @@ from threadpoolctl import ThreadpoolController
 
 from ..._memory import check_fits, fits
 from ..._validation import check_number
-from ...duality import GapBound, gap_bound, project_hard_constraints
+from ...duality import GapBound, gap_bound, project_hard_constraints, signed_dual
 from ...problem import KERNEL_REMEDY, Problem
 from ...result import SolveResult
 from .batched import BatchedPrimalStepper, batchable
@@ -215,7 +215,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
     gap_tol : float > 0
         The requested accuracy: ``status`` is "optimal" (``success``) only when the proven bound F − D(μ̂) on
         F − F* (docs/theory.md §6) is ≤ gap_tol·max(1, |F|); otherwise "inaccurate" or "max_iter", with the bound in
-        ``info["gap_bound"]``.
+        ``gap_bound``.
     max_iter : int > 0
         Iteration limit of the MM phase (the interior-point finish stops at min(max_iter, 100)).
     warm_start : SolveResult, optional
@@ -239,8 +239,9 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
         ``finish="polish"``: attempt the polish at least this often (default 50 primal, 5 pair form; backing
         off ×2 up to ×8 after failures), and whenever the active-set partition has been stable for 3 iterations.
 
-    ``info`` holds ``gap_bound`` (absolute), ``relative_gap_bound``, ``certified`` (= ``success``), ``finish``
-    (what produced the answer: "warm polish", "interior", "polish" or "mm") and the phases' counters.
+    The result carries ``gap_bound`` (absolute), ``relative_gap_bound``, ``dual_objective``, ``certified``
+    (= ``success``), ``form``, ``finish`` (what produced the answer: "warm polish", "interior", "interior + polish",
+    "polish", "mm" or "newton-cg") and ``dual``; ``info`` the phases' counters.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be an ovn_cvx.Problem, got {type(problem).__name__}")
@@ -309,15 +310,15 @@ def _retry_in_primal(problem, result: SolveResult, finish: str) -> bool:
     data) its interior point stalls short of gap_tol where the primal form's, on the eigen-features, certifies
     (measured: 17–19 points, bounds 2.6e-6 and 4.2e-4 against 3e-15 and 5e-10; docs/theory.md §9.8)."""
     d, K = problem.rank_bound + 1, problem.n_classes
-    return (result.info["form"] == "pair" and finish in ("auto", "interior") and not result.success
+    return (result.form == "pair" and finish in ("auto", "interior") and not result.success
             and K * d * d <= STRUCTURED_BUDGET and (not problem.is_kernel or fits(_kernel_peak(problem, "primal"))))
 
 
 def _better(primal: SolveResult, pair: SolveResult) -> SolveResult:
     """The result with the smaller proven bound; the primal one records the pair form's attempt."""
-    primal.info["pair_attempt"] = {"relative_gap_bound": pair.info["relative_gap_bound"],
-                                   "finish": pair.info["finish"], "iterations": pair.iterations}
-    return primal if primal.info["relative_gap_bound"] <= pair.info["relative_gap_bound"] else pair
+    primal.info["pair_attempt"] = {"relative_gap_bound": pair.relative_gap_bound, "finish": pair.finish,
+                                   "iterations": pair.iterations}
+    return primal if primal.relative_gap_bound <= pair.relative_gap_bound else pair
 
 
 def _verdict(bound: GapBound, gap_tol: float, hit_limit: bool) -> str:
@@ -328,11 +329,12 @@ def _verdict(bound: GapBound, gap_tol: float, hit_limit: bool) -> str:
 
 
 def _result(problem, stepper, coef, b, bound: GapBound, gap_tol, status, iterations, info, history=None):
-    info.update(gap_bound=bound.absolute, relative_gap_bound=bound.relative, certified=status == "optimal",
-                form=stepper.form, gap_tol=gap_tol)
+    finish = info.pop("finish")
     return SolveResult(problem=problem, coef=coef, b=b, objective=bound.primal, status=status, method="mm",
                        solver=f"MM-{stepper.form}", solve_time=0.0, iterations=iterations,
-                       history=None if history is None else np.asarray(history), info=info)
+                       history=None if history is None else np.asarray(history), gap_bound=bound.absolute,
+                       relative_gap_bound=bound.relative, dual_objective=bound.dual, gap_tol=gap_tol,
+                       form=stepper.form, finish=finish, dual=signed_dual(problem, bound.mu), info=info)
 
 
 def _finish(problem, stepper, options, warm_coef, warm_b) -> SolveResult:

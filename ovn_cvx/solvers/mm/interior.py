@@ -84,10 +84,11 @@ class Best:
     # the iterate of the best primal value and the one before it: past the round-off floor the iterates drift
     point: Point | None = None
     previous: Point | None = None
+    mu: np.ndarray | None = None  # the dual-feasible point of the best dual value
 
     @property
     def bound(self) -> GapBound:
-        return GapBound(primal=self.primal, dual=self.dual)
+        return GapBound(primal=self.primal, dual=self.dual, mu=self.mu)
 
     def update(self, problem: Problem, stepper, point: Point, previous: Point) -> bool:
         """Evaluate the iterate (exact objective, proven dual value); True when the bound improved."""
@@ -96,8 +97,9 @@ class Best:
         value = objective(problem, coef, b)
         if value < self.primal:
             self.coef, self.b, self.primal, self.point, self.previous = coef, b, value, point, previous
-        dual = gap_bound(problem, coef, b, point.u, primal=value).dual
-        self.dual = max(self.dual, dual)
+        candidate = gap_bound(problem, coef, b, point.u, primal=value)
+        if candidate.dual > self.dual:
+            self.dual, self.mu = candidate.dual, candidate.mu
         return self.bound.absolute < before
 
 
