@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import ThreadpoolController
 
+from ..._blas import blas_controller
 from ..._memory import check_fits, fits
 from ..._validation import check_number
 from ...duality import GapBound, gap_bound, project_hard_constraints, signed_dual
@@ -103,13 +103,6 @@ def _check_warm_start(problem: Problem, warm_start):
     if not (np.isfinite(coef).all() and np.isfinite(b).all()):
         raise ValueError("warm_start has non-finite coefficients (NaN or inf)")
     return coef, b
-
-
-@functools.lru_cache(maxsize=1)
-def blas_controller() -> ThreadpoolController:
-    """Inspect the loaded BLAS libraries once: a fresh ``threadpool_limits`` re-reads the process's library map
-    on every call (measured 4 ms, a quarter of a warm-started fit)."""
-    return ThreadpoolController()
 
 
 def _make_stepper(problem: Problem, form: str):
