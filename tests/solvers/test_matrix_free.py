@@ -412,3 +412,32 @@ def test_wide_sparse_sweep_keeps_its_bound(variant):
             assert result.objective - reference.objective <= result.gap_bound + 1e-9 * scale
             assert result.success and result.relative_gap_bound <= result.gap_tol, (alpha, beta)
             assert result.info["primal_solves"] == 0
+
+
+@pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
+def test_an_all_zero_row_is_solved(variant):
+    """A row of X that is zero (an empty document) has no diagonal entry in the exact finish's pair system: the form
+    still certifies, and agrees with the reference."""
+    X = np.random.default_rng(0).normal(size=(40, 5))
+    X[3] = 0.0
+    problem = Problem.from_labels(X, np.arange(40) % 4, variant=variant)
+    result = ovn_cvx.solve(problem, method="mm", form="matrix-free")
+    assert result.success and result.form == "matrix-free"
+    reference = tight_reference(problem)
+    assert result.objective - reference.objective <= result.gap_bound + 1e-9 * max(1, reference.objective)
+    assert_matches_reference(result, reference=reference, ftol=None)
+
+
+def test_sparse_data_with_empty_rows_through_the_automatic_form(monkeypatch):
+    """Sparse data with empty rows, as text data has, where the automatic choice takes the matrix-free form."""
+    X, Y = make_sparse_multilabel(150, n_features=60, n_classes=4, length=10, random_state=1)
+    X = X.tolil()
+    X[::10] = 0.0
+    X = X.tocsr()
+    X.eliminate_zeros()
+    assert np.count_nonzero(X.getnnz(axis=1) == 0) >= 15
+    monkeypatch.setattr(mm, "STRUCTURED_BUDGET", 10)
+    problem = Problem(X, Y)
+    result = ovn_cvx.solve(problem, method="mm")
+    assert result.form == "matrix-free" and result.success
+    assert_matches_reference(result, reference=tight_reference(problem), ftol=None)

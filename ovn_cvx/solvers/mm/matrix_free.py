@@ -237,7 +237,10 @@ class BandPairSystem:
         # ε = 0 (the exact finish): the true bias curvature, a class without band pairs keeps its b_k free
         self.damping = bias_damping(problem, self.band.label, eps) if eps > 0 else np.zeros(self.K)
         diagonal_C = coupled_inverse(problem, np.eye(self.K)).diagonal()
-        self.diag_t = self.inverse_kappa + row_squares[band] * diagonal_C[self.band.label]
+        diag_t = self.inverse_kappa + row_squares[band] * diagonal_C[self.band.label]
+        # at ε = 0 a pair whose row of X is zero (an empty row of text data) has no diagonal entry: the definite
+        # preconditioner gives it the band's mean (or 1), as it does a class without band pairs below
+        self.diag_t = np.where(diag_t > 0, diag_t, diag_t[diag_t > 0].mean() if (diag_t > 0).any() else 1.0)
         schur = self.damping + np.bincount(self.band.label, weights=1.0 / self.diag_t, minlength=self.K)
         # the preconditioner must stay definite: a class without band pairs at ε = 0 gets the others' mean (or 1),
         # and entries that vanish in round-off beside the rest (C = P⁻¹ huge near α = −1/(K−1): 1/diag_t ~ 1e-18
