@@ -96,12 +96,11 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
     # P⁺ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or Π (hard w): the centred and the mean part of M separately, each a
     # sum of squares, never a difference of two large numbers (features of scale 1e6 put ~1e9 in both classes'
     # columns of XᵀM, and their difference is what counts); each row of a part within `slack` of the exact one
-    K, alpha = problem.n_classes, problem.alpha
+    K, coupling = problem.n_classes, problem.coupling_ops
     magnitude = np.abs(M).sum(axis=1)
-    parts = [(M - M.mean(axis=1, keepdims=True), 1.0 if problem.hard_w else 1.0 / (1.0 - alpha),
-              (K + 1) * EPS * magnitude)]
+    parts = [(M - M.mean(axis=1, keepdims=True), 1.0 / coupling.centred, (K + 1) * EPS * magnitude)]
     if not problem.hard_w:
-        parts.append((M.sum(axis=1, keepdims=True), 1.0 / (K * (1.0 + (K - 1) * alpha)), K * EPS * magnitude))
+        parts.append((M.sum(axis=1, keepdims=True), 1.0 / (K * coupling.mean), K * EPS * magnitude))
     block = problem.gram[np.ix_(support, support)] if problem.is_kernel else problem.X[support].T
     quadratic = error = 0.0
     for part, weight, slack in parts:

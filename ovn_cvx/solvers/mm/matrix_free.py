@@ -20,7 +20,6 @@ import scipy.sparse as sp
 from scipy.linalg import norm
 
 from ...duality import GapBound, gap_bound, project_hard_constraints
-from ...objective import coupled_square
 from ...problem import Pairs, Problem
 from .common import State, smoothed_hinge, state_objective
 from .polish import IN_I, IN_S, IN_V, active_set_move, free_limit, partition
@@ -178,7 +177,7 @@ class BandHessian:
     Directions are flat vectors (V row-major, then d)."""
 
     def __init__(self, problem: Problem, rows, band: np.ndarray, eps: float):
-        self.problem = problem
+        self.problem, self.coupling = problem, problem.coupling_ops
         self.M, self.K = problem.n_features, problem.n_classes
         self.band, self.kappa = band_rows(rows, band), problem.cost[band] / (2.0 * eps)
         self.damping = bias_damping(problem, self.band.label, eps)
@@ -205,7 +204,7 @@ class BandHessian:
         problem = self.problem
         V, d = self.split(x)
         t = self.kappa * (self.band.forward(V) + d[self.band.label])
-        out_V = coupled(problem, V) + self.band.backward(t)
+        out_V = self.coupling.apply(V) + self.band.backward(t)
         out_d = self.damping * d + np.bincount(self.band.label, weights=t, minlength=self.K)
         if not problem.hard_b:
             out_d += 2.0 * problem.bias_penalty * d.sum()
@@ -231,12 +230,12 @@ class BandPairSystem:
     system, singular when the margin set's multipliers are not unique; MINRES solves it where it is consistent."""
 
     def __init__(self, problem: Problem, rows, row_squares: np.ndarray, band: np.ndarray, eps: float):
-        self.problem, self.K = problem, problem.n_classes
+        self.problem, self.coupling, self.K = problem, problem.coupling_ops, problem.n_classes
         self.band, self.inverse_kappa = band_rows(rows, band), 2.0 * eps / problem.cost[band]
         self.sign = problem.pairs.sign[band]
         # ε = 0 (the exact finish): the true bias curvature, a class without band pairs keeps its b_k free
         self.damping = bias_damping(problem, self.band.label, eps) if eps > 0 else np.zeros(self.K)
-        diagonal_C = coupled_inverse(problem, np.eye(self.K)).diagonal()
+        diagonal_C = self.coupling.apply_inverse(np.eye(self.K)).diagonal()
         diag_t = self.inverse_kappa + row_squares[band] * diagonal_C[self.band.label]
         # at ε = 0 a pair whose row of X is zero (an empty row of text data) has no diagonal entry: the definite
         # preconditioner gives it the band's mean (or 1), as it does a class without band pairs below
@@ -258,7 +257,7 @@ class BandPairSystem:
     def apply(self, x: np.ndarray) -> np.ndarray:
         t, d = x[:-self.K], x[-self.K:]
         label = self.band.label
-        q = self.band.forward(coupled_inverse(self.problem, self.band.backward(t)))
+        q = self.band.forward(self.coupling.apply_inverse(self.band.backward(t)))
         out_d = -np.bincount(label, weights=t, minlength=self.K) - self.damping * d
         if not self.problem.hard_b:
             out_d -= 2.0 * self.problem.bias_penalty * d.sum()
@@ -276,14 +275,14 @@ class BandPairSystem:
     def solve(self, grad_W: np.ndarray, grad_b: np.ndarray, rtol: float, residuals: np.ndarray | float = 0.0):
         """:meth:`step`, with the band's residuals lowered by ``residuals`` beyond the model's step (the exact
         finish: by r_p itself, onto the margin), also returning t = −y∘Δμ, the change of the band's multipliers."""
-        descent = coupled_inverse(self.problem, grad_W)
+        descent = self.coupling.apply_inverse(grad_W)
         # centred again here: a gradient's b-part centred where it was large keeps that size's round-off along 1,
         # which the system cannot reduce once the gradient is small (measured: 7e-8 of ‖g_b‖, stages floundering)
         rhs = np.concatenate([-self.band.forward(descent) - self.sign * residuals,
                               tangent(self.problem, None, grad_b)[1]])
         x, used = minres(self, rhs, rtol, CG_MAX_ITER)
         t, d = x[:-self.K], x[-self.K:]
-        V = -descent - coupled_inverse(self.problem, self.band.backward(t))
+        V = -descent - self.coupling.apply_inverse(self.band.backward(t))
         return V, d, t, used, solved_exactly(self, x, rhs, rtol)
 
 
@@ -313,24 +312,6 @@ def bias_damping(problem: Problem, band_label: np.ndarray, eps: float) -> np.nda
     K = problem.n_classes
     empty = np.bincount(band_label, minlength=K) == 0
     return empty * BIAS_DAMPING * np.bincount(problem.pairs.label, weights=problem.cost, minlength=K) / (2.0 * eps)
-
-
-def coupled_inverse(problem: Problem, V: np.ndarray) -> np.ndarray:
-    """V C: C = P⁻¹ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or Π (hard w: P = I on Σ_k v_k = 0)."""
-    if problem.hard_w:
-        return V - V.mean(axis=1, keepdims=True)
-    K, alpha = problem.n_classes, problem.alpha
-    if alpha == 0.0:
-        return V
-    shift = (1.0 / (1.0 + (K - 1) * alpha) - 1.0 / (1.0 - alpha)) / K
-    return V / (1.0 - alpha) + shift * V.sum(axis=1, keepdims=True)
-
-
-def coupled(problem: Problem, V: np.ndarray) -> np.ndarray:
-    """V P with P = (1−α) I + α J (soft w) or I (hard w), never forming P ⊗ I."""
-    if problem.hard_w:
-        return V.copy()
-    return (1.0 - problem.alpha) * V + problem.alpha * V.sum(axis=1, keepdims=True)
 
 
 def conjugate_gradient(hessian: BandHessian, rhs: np.ndarray, rtol: float, max_iter: int) -> tuple[np.ndarray, int]:
@@ -435,7 +416,7 @@ class NewtonCG:
     form = "matrix-free"
 
     def __init__(self, problem: Problem, gap_tol: float, warm_coef=None, warm_b=None):
-        self.problem, self.gap_tol = problem, gap_tol
+        self.problem, self.coupling, self.gap_tol = problem, problem.coupling_ops, gap_tol
         self.rows = pair_rows(problem)
         self.row_squares = self.rows.row_squares()
         self.sign, self.cost, self.label = problem.pairs.sign, problem.cost, problem.pairs.label
@@ -463,7 +444,7 @@ class NewtonCG:
         return Point(W, b, u, 1.0 - self.sign * (u + b[self.label]))
 
     def _state(self, point: Point) -> State:
-        reg = 0.5 * coupled_square(self.problem, point.W)
+        reg = 0.5 * self.coupling.square(point.W)
         return State(None, point.r, reg, point.b)
 
     def exact(self, point: Point) -> float:
@@ -492,7 +473,7 @@ class NewtonCG:
     def lagrangian_gradient(self, point: Point, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """∇ of R + B − Σ_p μ_p y_p f_p at ``point`` (the hinges' slopes fixed at μ), projected as :meth:`gradient`."""
         problem, signed = self.problem, self.sign * mu
-        grad_W = coupled(problem, point.W) - self.rows.backward(signed)
+        grad_W = self.coupling.apply(point.W) - self.rows.backward(signed)
         grad_b = -np.bincount(self.label, weights=signed, minlength=problem.n_classes)
         if not problem.hard_b:
             grad_b += 2.0 * problem.bias_penalty * point.b.sum()
