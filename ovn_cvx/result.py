@@ -75,6 +75,12 @@ class Predictor:
         return G @ self.coef + self.b
 
 
+def within_gap_tol(relative_gap_bound: float, gap_tol: float | None) -> bool:
+    """The one verdict on a proven bound: its relative value is within ``gap_tol`` (False without a tolerance, and
+    for NaN)."""
+    return gap_tol is not None and bool(relative_gap_bound <= gap_tol)
+
+
 class ResultInfo(dict):
     """A result's free-form extras. Reading a key that became a typed field of :class:`SolveResult` (``gap_bound``,
     ``certified``, ``form``, ...) still answers, with a DeprecationWarning, from the values the result was made
@@ -150,7 +156,7 @@ class SolveResult:
     @property
     def certified(self) -> bool:
         """Whether the proven relative bound is within ``gap_tol`` (False without a tolerance, or for NaN)."""
-        return self.gap_tol is not None and bool(self.relative_gap_bound <= self.gap_tol)
+        return within_gap_tol(self.relative_gap_bound, self.gap_tol)
 
     @property
     def success(self) -> bool:

@@ -24,7 +24,8 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
     Limits: the relative objective gap |F − F_ref| / max(1, |F_ref|) ≤ ``rtol``; max |Δf| over the training set
     ≤ ``ftol`` (None skips it: b may be non-unique, docs/theory.md §8); hard-constraint residuals ≤ ``ctol``; the
     reported objective equals the exact evaluator's. The reference (``solve(problem, solver=solver)``, ``problem``
-    defaulting to ``result.problem``) is computed unless given, and returned so that a caller can re-use it.
+    defaulting to ``result.problem``) is computed unless given, and returned so that a caller can re-use it; it must
+    be proven (``certified``: its proven bound within its ``gap_tol``), else RuntimeError.
     """
     check_instance("result", result, SolveResult)
     problem = result.problem if problem is None else check_instance("problem", problem, Problem)
@@ -32,8 +33,10 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
         raise AssertionError(f"{result.method}/{result.solver} returned no solution (status {result.status!r})")
     if reference is None:
         reference = solve(problem, method="cvxpy", solver=solver)
-    if not reference.success:
-        raise RuntimeError(f"the reference ({reference.solver}) did not solve the problem: status {reference.status!r}")
+    if not (reference.success and reference.certified):
+        raise RuntimeError(f"the reference ({reference.solver}) is not a proven solution of the problem: status "
+                           f"{reference.status!r}, proven relative bound {reference.relative_gap_bound:.2g} "
+                           f"(gap_tol {reference.gap_tol})")
     tol = Tolerance(objective=rtol, decision=math.inf if ftol is None else ftol, constraints=ctol)
     check = reference_agreement(result, reference, tol=tol)
     if not check.passed:

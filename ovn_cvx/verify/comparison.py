@@ -267,8 +267,8 @@ def regime(problem: Problem, margin_pairs: int) -> str:
 
 
 def _pick_reference(problem, runs, certificate) -> SolveResult | None:
-    def certified(result):
-        return result is not None and result.success and certificate(result).passed()
+    def certified(result):  # proven: its own bound and the KKT certificate's (whose duality gap is a proven bound)
+        return result is not None and result.success and result.certified and certificate(result).passed()
 
     by_label = {m.label: r for m, r, _, _ in runs}
     preferred = by_label.get(REFERENCE_METHOD)

@@ -133,10 +133,10 @@ def reference_solution(problem: Problem):
     """(result, source) of the certified reference: a tight Clarabel solve accepted with the KKT certificate
     (docs/theory.md §6), else the MM solution when its proven bound certifies it; (None, "none") otherwise."""
     tight = solve(problem, method="cvxpy", solver="CLARABEL", **TIGHT_CLARABEL)
-    if tight.success and kkt_certificate(problem, tight.coef, tight.b).passed():
+    if tight.success and tight.certified and kkt_certificate(problem, tight.coef, tight.b).passed():
         return tight, "CLARABEL:high"
     mm = solve(problem, method="mm")
-    return (mm, "MM") if mm.success else (None, "none")
+    return (mm, "MM") if mm.success and mm.certified else (None, "none")
 
 
 def run_path(problem: Problem, parameter: str, values, methods=None, *, repeats: int = 1) -> pd.DataFrame:

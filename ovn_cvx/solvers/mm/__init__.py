@@ -28,7 +28,7 @@ from ..._memory import check_fits, fits
 from ..._validation import check_number
 from ...duality import GapBound, gap_bound, project_hard_constraints, signed_dual
 from ...problem import KERNEL_REMEDY, Problem
-from ...result import SolveResult
+from ...result import SolveResult, within_gap_tol
 from .batched import BatchedPrimalStepper, batchable
 from .common import GramOperator, State, smoothed_hinge, state_objective
 from .interior import PATIENCE, InteriorPoint
@@ -81,6 +81,8 @@ STRUCTURED_BUDGET = 2**27
 #: ended "inaccurate" after 65 s where the matrix-free form certified in 15 s; Nyström features (N = 100 000,
 #: M = 1 000) 24 s / 57 s (docs/theory.md §9.11)
 MATRIX_FREE_PAIRS = 4000
+#: the largest condition number of P for which "auto" may choose the pair form (which works with P⁻¹)
+PAIR_CONDITION = 1e4
 #: band half-width of the first polish partition from a warm start: the margin pairs of a certified solution
 WARM_DELTA = 1e-6
 
@@ -113,8 +115,7 @@ def _make_stepper(problem: Problem, form: str):
         n, d, K = len(problem.pairs), problem.rank_bound + 1, problem.n_classes
         # the pair form works with P⁻¹: near the ends of α its condition number (≥ 1e4) costs the b-equations
         # their accuracy, and the primal form never inverts P (eigenvalues 1 − α and 1 + (K − 1)α; hard w: P = I)
-        eigenvalues = (1.0, 1.0) if problem.hard_w else (1.0 - problem.alpha, 1.0 + (K - 1) * problem.alpha)
-        conditioned = max(eigenvalues) <= 1e4 * min(eigenvalues)
+        conditioned = problem.coupling_ops.condition <= PAIR_CONDITION
         form = "primal" if n * d * d + K * d ** 3 < n ** 3 / 3 or not conditioned else "pair"
     if problem.is_kernel:
         check_fits(_kernel_peak(problem, form), f"the MM solver's {form} form of {problem!r}", KERNEL_REMEDY)
@@ -316,7 +317,7 @@ def _better(primal: SolveResult, pair: SolveResult) -> SolveResult:
 
 def _verdict(bound: GapBound, gap_tol: float, hit_limit: bool) -> str:
     """"optimal" only with a proven bound within the requested accuracy."""
-    if bound.relative <= gap_tol:
+    if within_gap_tol(bound.relative, gap_tol):
         return "optimal"
     return "max_iter" if hit_limit else "inaccurate"
 
