@@ -187,7 +187,7 @@ def solve_qp(problem: Problem, solver: str = DIRECT_SOLVER, *, gap_tol: float = 
     info = {"qp_value": qp.value(x)} if x is not None else {}
     proven = {"gap_tol": gap_tol}
     if x is not None:
-        proven, certified = bound_fields(problem, coef, b, gap_tol)
+        proven, certified, info["bound_time"] = bound_fields(problem, coef, b, gap_tol)
         if status == "optimal" and not certified:
             status = "optimal_inaccurate"
     return SolveResult(problem=problem, coef=coef, b=b, objective=objective(problem, coef, b) if x is not None

@@ -104,7 +104,7 @@ def solve_cvxpy(problem: Problem, solver: str | None = None, *, parametrization:
     proven = {"gap_tol": gap_tol}
     if coef is not None:
         info["cvxpy_value"] = float(cvx.value)
-        proven, certified = bound_fields(problem, coef, b, gap_tol)
+        proven, certified, info["bound_time"] = bound_fields(problem, coef, b, gap_tol)
         if status == cp.OPTIMAL and not certified:
             status, info["backend_status"] = cp.OPTIMAL_INACCURATE, cp.OPTIMAL
     value = objective(problem, coef, b) if coef is not None else np.nan
