@@ -11,7 +11,7 @@ from sklearn.datasets import make_multilabel_classification
 import ovn_cvx
 from ovn_cvx import Problem
 from ovn_cvx.datasets import make_sparse_multilabel
-from ovn_cvx.solvers import mm
+from ovn_cvx.solvers.mm import forms
 from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
 from ovn_cvx.solvers.mm.matrix_free import Stage, extrapolate
 from ovn_cvx.testing import assert_matches_reference
@@ -86,11 +86,11 @@ def test_auto_form_goes_matrix_free_beyond_the_budget(multiclass_data, make_prob
     problem = make_problem(multiclass_data, "HwHb", "linear")
     assert ovn_cvx.solve(problem, method="mm").form == "primal"
     n, d = len(problem.pairs), problem.n_features + 1
-    monkeypatch.setattr(mm, limit, 10 if limit == "STRUCTURED_BUDGET" else n / d)
+    monkeypatch.setattr(forms, limit, 10 if limit == "STRUCTURED_BUDGET" else n / d)
     result = ovn_cvx.solve(problem, method="mm")
     assert result.form == "matrix-free" and result.success
     if limit == "MATRIX_FREE_PAIRS":  # a pair fewer per feature than needed: structured again
-        monkeypatch.setattr(mm, limit, (n + 1) / d)
+        monkeypatch.setattr(forms, limit, (n + 1) / d)
         assert ovn_cvx.solve(problem, method="mm").form == "primal"
 
 
@@ -185,7 +185,7 @@ def test_estimator_default_takes_the_matrix_free_form_beyond_the_budget(monkeypa
     X, Y = make_sparse_multilabel(150, n_features=60, n_classes=4, length=10, random_state=1)
     structured = OvNClassifier().fit(X, Y)
     assert structured.result_.form in ("primal", "pair") and structured.result_.success
-    monkeypatch.setattr(mm, "STRUCTURED_BUDGET", 10)
+    monkeypatch.setattr(forms, "STRUCTURED_BUDGET", 10)
     free = OvNClassifier().fit(X, Y)
     assert free.result_.form == "matrix-free" and free.result_.success
     f_structured, f_free = structured.decision_function(X), free.decision_function(X)
@@ -235,10 +235,11 @@ def test_pair_and_primal_newton_systems_give_the_hand_derived_step(variant, spar
     """Both coordinate systems solve the same Newton system: the step of a dense KKT solve built from the
     definitions, to 1e-7 relative, on a wide multilabel problem with weights, sparse and dense X, the band's rows
     copied or masked; and both call it an exact solve."""
-    from ovn_cvx.solvers.mm import matrix_free
-    from ovn_cvx.solvers.mm.matrix_free import BandHessian, BandPairSystem, NewtonCG
+    from ovn_cvx.solvers.mm import pair_rows
+    from ovn_cvx.solvers.mm.band_systems import BandHessian, BandPairSystem
+    from ovn_cvx.solvers.mm.matrix_free import NewtonCG
 
-    monkeypatch.setattr(matrix_free, "BAND_COPY_SHARE", copy_share)
+    monkeypatch.setattr(pair_rows, "BAND_COPY_SHARE", copy_share)
     X, Y = make_sparse_multilabel(40, n_features=80, n_classes=4, length=12, random_state=2)
     problem = Problem(X if sparse else X.toarray(), Y, variant=variant, alpha=0.3 if variant.startswith("Sw") else 0.0,
                       beta=2.0, bias_penalty=0.7, sample_weight=np.linspace(0.5, 2.0, 40))
@@ -272,7 +273,8 @@ def test_finish_system_solves_the_partition_qp(variant):
     band as the margin set: the step puts every margin pair on the margin and, with the multipliers it returns, the
     Lagrangian's projected gradient vanishes (W- and b-stationarity, equal class masses) — with −1 entries and
     sample weights."""
-    from ovn_cvx.solvers.mm.matrix_free import BandPairSystem, NewtonCG
+    from ovn_cvx.solvers.mm.band_systems import BandPairSystem
+    from ovn_cvx.solvers.mm.matrix_free import NewtonCG
     from ovn_cvx.solvers.mm.polish import IN_I, IN_S, IN_V, partition
 
     rng = np.random.default_rng(0)
@@ -299,7 +301,7 @@ def test_finish_system_solves_the_partition_qp(variant):
 def test_minres_solves_an_indefinite_system():
     """The hand-written MINRES on a symmetric indefinite matrix with an SPD (Jacobi) preconditioner, against
     numpy's direct solve; the iteration limit is honoured."""
-    from ovn_cvx.solvers.mm.matrix_free import minres
+    from ovn_cvx.solvers.mm.krylov import minres
 
     rng = np.random.default_rng(1)
     Q = np.linalg.qr(rng.normal(size=(30, 30)))[0]
@@ -321,7 +323,7 @@ def test_krylov_breakdowns_end_the_solve_without_overflow():
     """An overflowing curvature (CG) and a singular breakdown (MINRES: A = 0, a large preconditioner) end the solve
     with the step so far, finite and without a floating-point warning (the adversarial search met both on column
     scales 1e±6: overflows, then NaN steps; MINRES's rotation floored at the smallest normal float overflowed)."""
-    from ovn_cvx.solvers.mm.matrix_free import conjugate_gradient, minres
+    from ovn_cvx.solvers.mm.krylov import conjugate_gradient, minres
 
     class Overflowing:
         apply = staticmethod(lambda x: x * 1e300)
@@ -343,7 +345,7 @@ def test_exact_solve_check_on_a_broken_down_solve():
     """The true-residual check of an exact solve, on a step so large that squaring its residual overflows (the slow
     adversarial search met one: HwHb, β = 1000, N = 7) or on a non-finite step: not exact, and no warning; a true
     solution within the tolerance is."""
-    from ovn_cvx.solvers.mm.matrix_free import EXACT_RTOL, solved_exactly
+    from ovn_cvx.solvers.mm.band_systems import EXACT_RTOL, solved_exactly
 
     class Identity:
         apply = staticmethod(lambda x: x.copy())
@@ -436,7 +438,7 @@ def test_sparse_data_with_empty_rows_through_the_automatic_form(monkeypatch):
     X = X.tocsr()
     X.eliminate_zeros()
     assert np.count_nonzero(X.getnnz(axis=1) == 0) >= 15
-    monkeypatch.setattr(mm, "STRUCTURED_BUDGET", 10)
+    monkeypatch.setattr(forms, "STRUCTURED_BUDGET", 10)
     problem = Problem(X, Y)
     result = ovn_cvx.solve(problem, method="mm")
     assert result.form == "matrix-free" and result.success

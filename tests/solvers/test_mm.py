@@ -310,10 +310,10 @@ def test_system_fit_residuals_are_exact_under_extreme_weights(multiclass_data, f
     """An interior point's weights span ~1e±10 (pairs far from the margin get tiny ω): the residuals a stepper
     returns must still be those of its coefficients (the pair form once derived Qμ as t − μ/ω − Y_b b, a difference
     of two ~1e10 numbers, and lost every digit of r: objectives off by 1e-6 relative)."""
-    from ovn_cvx.solvers.mm import _make_stepper
+    from ovn_cvx.solvers.mm.forms import make_stepper
 
     p = make_problem(multiclass_data, "SwHb", "rbf", alpha=0.2)
-    stepper = _make_stepper(p, form)
+    stepper = make_stepper(p, form)
     n = len(p.pairs)
     omega = np.where(np.arange(n) % 3 == 0, 1e10, 1e-10)
     state = stepper.system(omega).fit(np.linspace(0.5, 1.5, n) + np.where(np.arange(n) % 3 == 0, 0.0, 1e10))

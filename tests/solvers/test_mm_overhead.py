@@ -7,7 +7,7 @@ import pytest
 import ovn_cvx
 from ovn_cvx import Problem
 from ovn_cvx.duality import project_hard_constraints
-from ovn_cvx.solvers.mm import _make_stepper
+from ovn_cvx.solvers.mm.forms import make_stepper
 from ovn_cvx.solvers.mm.batched import BatchedPrimalStepper, BatchedSystem, batchable
 from ovn_cvx.solvers.mm.primal import PrimalStepper
 
@@ -26,7 +26,7 @@ def test_batched_system_solves_the_per_class_system(data, variant, make_problem)
     8 orders of magnitude agree to 1e-9, 24 orders (an interior point's last iterations) to 1e-5, where two
     backward-stable solves of such blocks differ anyway."""
     p = make_problem(data, variant, "linear")
-    assert batchable(p, p.X) and isinstance(_make_stepper(p, "auto"), BatchedPrimalStepper)
+    assert batchable(p, p.X) and isinstance(make_stepper(p, "auto"), BatchedPrimalStepper)
     batched, plain = BatchedPrimalStepper(p), PrimalStepper(p)
     rng = np.random.default_rng(1)
     target = 1.0 + rng.normal(size=len(p.pairs))
@@ -53,7 +53,7 @@ def test_batched_system_falls_back_on_a_singular_block(multiclass_data, make_pro
 def test_large_blocks_are_not_batched():
     rng = np.random.default_rng(0)
     p = Problem.from_labels(rng.normal(size=(60, 50)), np.arange(60) % 3, "SwSb")
-    assert not batchable(p, p.X) and type(_make_stepper(p, "primal")) is PrimalStepper
+    assert not batchable(p, p.X) and type(make_stepper(p, "primal")) is PrimalStepper
 
 
 @pytest.mark.parametrize("beta", [0.01, 1.0, 100.0, 1e4])
@@ -134,7 +134,7 @@ def test_crossover_keeps_the_interior_points_biases():
     from ovn_cvx.solvers.mm.polish import IN_S, polish_partition
     X, y = load_glass(return_X_y=True)
     p = Problem.from_labels(StandardScaler().fit_transform(X), y, "SwSb", alpha=0.5, beta=0.01)
-    ipm = InteriorPoint(p, _make_stepper(p, "auto"), 1e-9)
+    ipm = InteriorPoint(p, make_stepper(p, "auto"), 1e-9)
     run = ipm.run(100, 1e-9)
     point = ipm.best.point  # past the round-off floor (here 2e-9) the iterates' free b_k drift
     sets = point.margin_sets(ipm.best.previous)
