@@ -105,13 +105,13 @@ def test_margin_sets_by_tapias_indicators():
     shrinks, u stays), an inactive pair 5e-5 from the margin whose s and u are alike (5e-5: s stays, u shrinks),
     and an ordinary margin pair. The indicators get all five; a residual band |r| ≤ 1e-6 misses the third, the
     comparison s_p < u_p the fourth."""
-    from ovn_cvx.solvers.mm.interior import Point
+    from ovn_cvx.solvers.mm.interior import PrimalDualPoint
     from ovn_cvx.solvers.mm.polish import IN_I, IN_S, IN_V, partition
     c = np.full(5, 1e4)
 
     def point(xi, s, u):
         u = np.asarray(u, dtype=float)
-        return Point(theta=None, xi=np.asarray(xi, dtype=float), s=np.asarray(s, dtype=float), u=u, nu=c - u)
+        return PrimalDualPoint(theta=None, xi=np.asarray(xi, dtype=float), s=np.asarray(s, dtype=float), u=u, nu=c - u)
 
     previous = point([0.5, 1e-7, 1e-7, 1e-7, 1e-7], [1e-6, 0.3, 1e-4, 4.8e-5, 1e-6],
                      [c[0] - 1e-6, 1e-7, 3e-3, 5e-4, 5e3])

@@ -71,7 +71,7 @@ def _warm_polish(problem, stepper, operator, options, warm_coef, warm_b) -> Solv
 
 def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     """The interior point to ``gap_tol``, then the crossover: the polish of the margin set its last two iterates
-    point to (Tapia's indicators, ``interior.Point.margin_sets``), exact to round-off when it certifies; otherwise the
+    point to (Tapia's indicators, ``PrimalDualPoint.margin_sets``), exact to round-off when it certifies; otherwise the
     interior point goes on to its own target INTERIOR_TOL and the crossover is tried once more from there (unless
     from a partition that failed, or a degenerate one after a failure). Before all that, the early crossover: one
     polish at the first iterate whose complementarity is within EARLY_CROSSOVER, before any exact evaluation

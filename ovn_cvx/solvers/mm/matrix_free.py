@@ -19,7 +19,8 @@ import numpy as np
 
 from ...duality import GapBound, gap_bound, project_hard_constraints
 from ...problem import Problem
-from .common import State, smoothed_hinge, state_objective
+from ...result import within_gap_tol
+from .common import State, backtrack, hinge_slope, next_eps, smoothed_hinge, state_objective
 from .band_systems import EXACT_RTOL, BandHessian, BandPairSystem, tangent
 from .pair_rows import pair_rows
 from .polish import IN_I, IN_S, IN_V, active_set_move, free_limit, partition
@@ -29,9 +30,10 @@ from .polish import IN_I, IN_S, IN_V, active_set_move, free_limit, partition
 COLD_EPS = 2.0
 #: the first floor of a warm start: near a neighbouring optimum, its margin pairs are within ~1e-2 of the margin
 WARM_EPS = 1e-2
-#: ε continuation factor, and the floor where it stops (the bound then says how far the answer is)
-EPS_FACTOR = 10.0
-MIN_EPS = 1e-9
+#: the matrix-free form's ε continuation factor, and the floor where it stops (the bound then says how far the answer
+#: is)
+NEWTON_CG_EPS_FACTOR = 10.0
+NEWTON_CG_MIN_EPS = 1e-9
 #: the Newton system is solved in the band's pair coordinates when the band has at most this share of the weights'
 #: degrees of freedom (K·M, hard w: (K−1)·M): their Gram matrix is then far from singular (for rows in general
 #: position, a condition number ≲ 34 by the Marchenko–Pastur law), where the primal system's grows like 1/ε
@@ -42,14 +44,15 @@ FORCING = (1e-12, 1e-2)
 STAGE_DECREASE = 1e-3
 #: Newton iterations per ε stage before the stage is declared converged anyway
 STAGE_MAX_ITER = 50
-MAX_HALVINGS = 40
+#: step halvings of the matrix-free form's line search
+NEWTON_CG_MAX_HALVINGS = 40
 #: the highest degree of the extrapolation in ε to 0 (through up to this many + 1 of the last stages)
 EXTRAPOLATION_ORDER = 2
 #: the exact finish: active-set rounds, and the relative tolerance of its box and sign tests
 FINISH_ROUNDS = 10
 FINISH_TOL = 1e-9
 @dataclass
-class Point:
+class PrimalPoint:
     """An iterate: W (M×K), b, the pair margins u_p = x_{i_p}ᵀ w_{k_p} and residuals r_p."""
 
     W: np.ndarray
@@ -92,34 +95,34 @@ class NewtonCG:
         self.finished: set[bytes] = set()  # the partitions the finish has solved
         self.stage_gradient: float | None = None  # ‖g‖ at the stage's start, set by its first direction
         self.history = [self.exact(self.point)]
-        self.best: tuple[Point, GapBound] | None = None
+        self.best: tuple[PrimalPoint, GapBound] | None = None
         self.chain: list[Stage] = []  # the last stages
         self.stage_done = False  # set when a prediction is proven to be the stage's minimizer
         if warm_coef is None:
             self.start_on_partition(np.zeros(len(self.cost), dtype=np.int8))
 
     # --- values -------------------------------------------------------------------------------------
-    def at(self, W, b, u=None) -> Point:
+    def at(self, W, b, u=None) -> PrimalPoint:
         u = self.rows.forward(W) if u is None else u
-        return Point(W, b, u, 1.0 - self.sign * (u + b[self.label]))
+        return PrimalPoint(W, b, u, 1.0 - self.sign * (u + b[self.label]))
 
-    def _state(self, point: Point) -> State:
+    def _state(self, point: PrimalPoint) -> State:
         reg = 0.5 * self.coupling.square(point.W)
         return State(None, point.r, reg, point.b)
 
-    def exact(self, point: Point) -> float:
+    def exact(self, point: PrimalPoint) -> float:
         return state_objective(self.problem, self._state(point))
 
-    def smoothed(self, point: Point) -> float:
+    def smoothed(self, point: PrimalPoint) -> float:
         return state_objective(self.problem, self._state(point), smoothed_hinge(point.r, self.eps))
 
     def slopes(self, r: np.ndarray) -> np.ndarray:
         """μ_p = c_p h'_ε(r_p): the smoothed hinge's slopes, the dual estimate of §9.3."""
-        return self.cost * np.clip((r + self.eps) / (2.0 * self.eps), 0.0, 1.0)
+        return self.cost * hinge_slope(r, self.eps)
 
     @property
     def certified(self) -> bool:
-        return self.best is not None and self.best[1].relative <= self.gap_tol
+        return self.best is not None and within_gap_tol(self.best[1].relative, self.gap_tol)
 
     # --- the steps ----------------------------------------------------------------------------------
     def gradient(self, band: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -130,7 +133,7 @@ class NewtonCG:
         slopes[band] = self.cost[band] * (point.r[band] + self.eps) / (2.0 * self.eps)
         return self.lagrangian_gradient(point, slopes)
 
-    def lagrangian_gradient(self, point: Point, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def lagrangian_gradient(self, point: PrimalPoint, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """∇ of R + B − Σ_p μ_p y_p f_p at ``point`` (the hinges' slopes fixed at μ), projected as :meth:`gradient`."""
         problem, signed = self.problem, self.sign * mu
         grad_W = self.coupling.apply(point.W) - self.rows.backward(signed)
@@ -169,15 +172,12 @@ class NewtonCG:
         the step length taken (0 when none lowers F̃_ε)."""
         p = self.point
         du = self.rows.forward(V)
-        t = 1.0
-        for _ in range(MAX_HALVINGS):
-            trial = Point(p.W + t * V, p.b + t * d, p.u + t * du, p.r - t * self.sign * (du + d[self.label]))
-            value = self.smoothed(trial)
-            if value < self.smooth:
-                self.point, self.smooth = trial, value
-                return t
-            t /= 2.0
-        return 0.0
+        dr = self.sign * (du + d[self.label])
+        trial, t = backtrack(lambda t: PrimalPoint(p.W + t * V, p.b + t * d, p.u + t * du, p.r - t * dr),
+                             self.smoothed, self.smooth, NEWTON_CG_MAX_HALVINGS)
+        if trial is not None:
+            self.point, self.smooth = trial, self.smoothed(trial)
+        return t
 
     def newton_step(self) -> bool:
         """One Newton iteration; True when the ε stage has converged: a full step, from an exact solve, that
@@ -207,7 +207,7 @@ class NewtonCG:
             self.offer(self.at(*project_hard_constraints(self.problem, W, b)), mu)
             self.extrapolations += 1
 
-    def offer(self, candidate: Point, mu: np.ndarray) -> None:
+    def offer(self, candidate: PrimalPoint, mu: np.ndarray) -> None:
         """Keep ``candidate`` as the answer if its proven bound with multipliers ``mu`` is the smallest yet."""
         bound = gap_bound(self.problem, candidate.W, candidate.b, mu, primal=self.exact(candidate))
         if self.best is None or bound.absolute < self.best[1].absolute:
@@ -251,13 +251,14 @@ class NewtonCG:
         return sets.tobytes() not in self.finished and np.count_nonzero(sets == IN_S) <= free_limit(self.problem)
 
     def refine_eps(self) -> bool:
-        """The next, smaller floor (False at MIN_EPS), started from the better of two predictions when it lowers
-        F̃ there: the minimizer of F̃ at the new floor on the last stage's partition, and the stages'
+        """The next, smaller floor (False at NEWTON_CG_MIN_EPS), started from the better of two predictions when it
+        lowers F̃ there: the minimizer of F̃ at the new floor on the last stage's partition, and the stages'
         extrapolation to the new floor when the last two ended on one partition (along a fixed partition the path
         is smooth in ε)."""
-        if self.eps <= MIN_EPS:
+        eps = next_eps(self.eps, NEWTON_CG_EPS_FACTOR, NEWTON_CG_MIN_EPS)
+        if eps is None:
             return False
-        self.eps = max(self.eps / EPS_FACTOR, MIN_EPS)
+        self.eps = eps
         self.smooth = self.smoothed(self.point)
         self.stage_iterations, self.stage_gradient = 0, None
         self.start_on_partition(self.chain[-1].sets)

@@ -6,33 +6,32 @@ import numpy as np
 
 from ...duality import gap_bound, project_hard_constraints
 from ...result import SolveResult
-from .common import GramOperator, State, smoothed_hinge, state_objective
+from .common import GramOperator, State, Stepper, backtrack, hinge_slope, next_eps, smoothed_hinge, state_objective
 from .options import Options, pack_result, verdict
 from .polish import partition, polish
 
-#: the ε continuation (when the polish fails at convergence) stops at this floor
-MIN_EPS = 1e-6
-#: the ε continuation divides ε by this (measured linear N = 10000: 2 fewer iterations than 10, certified at
-#: ε = 0.5 instead of 0.1)
-EPS_FACTOR = 2.0
+#: the MM phase's ε continuation (when the polish fails at convergence) stops at this floor
+MM_MIN_EPS = 1e-6
+#: the MM phase's ε continuation divides ε by this (measured linear N = 10000: 2 fewer iterations than 10, certified
+#: at ε = 0.5 instead of 0.1)
+MM_EPS_FACTOR = 2.0
+#: step halvings of the MM phase's Newton backtracking
+MM_MAX_HALVINGS = 30
 #: band half-width of the first polish partition from a warm start: the margin pairs of a certified solution
 WARM_DELTA = 1e-6
 
 
-def _newton_step(stepper, state, smooth, eps, values, max_halvings=30):
+def _newton_step(stepper: Stepper, state: State, smooth: float, eps: float, values):
     """Generalized Newton direction on F̃_ε with backtracking: (state, F, F̃_ε, step length), or a None state
     when no step lowers F̃_ε."""
     if state.params is None:  # a warm start given as (coef, b): no iterate to step back to
         return None, None, None, 0.0
     full = stepper.newton(state, eps)
-    step = 1.0
-    for _ in range(max_halvings):
-        candidate = full if step == 1.0 else stepper.relax(full, state, step)
-        exact, smoothed = values(candidate)
-        if smoothed < smooth:
-            return candidate, exact, smoothed, step
-        step /= 2.0
-    return None, None, None, 0.0
+    candidate, step = backtrack(lambda t: full if t == 1.0 else stepper.relax(full, state, t),
+                                lambda candidate: values(candidate)[1], smooth, MM_MAX_HALVINGS)
+    if candidate is None:
+        return None, None, None, 0.0
+    return (candidate, *values(candidate), step)
 
 
 class PolishSchedule:
@@ -70,7 +69,7 @@ class MMRun:
 
     def __init__(self, problem, stepper, options: Options, warm_coef, warm_b):
         self.problem, self.stepper, self.options = problem, stepper, options
-        self.eps, self.min_eps = options.eps, min(options.eps, MIN_EPS)
+        self.eps, self.min_eps = options.eps, min(options.eps, MM_MIN_EPS)
         self.state = stepper.initial(warm_coef, warm_b)
         self.exact, self.smooth = self.values(self.state)
         self.history, self.smoothed = [self.exact], [self.smooth]
@@ -129,9 +128,10 @@ class MMRun:
     def refine_eps(self) -> bool:
         """F̃_ε has converged but θ_ε is too far from the optimum for the polish: continue MM on a smaller floor
         (F̃ stays monotone, h_ε is nondecreasing in ε). False at the floor."""
-        if self.eps <= self.min_eps:
+        eps = next_eps(self.eps, MM_EPS_FACTOR, self.min_eps)
+        if eps is None:
             return False
-        self.eps = max(self.eps / EPS_FACTOR, self.min_eps)
+        self.eps = eps
         self.smooth = self.values(self.state)[1]
         self.schedule.sets = partition(self.state.r, self.eps)
         return True
@@ -139,7 +139,7 @@ class MMRun:
     def dual_estimate(self) -> np.ndarray:
         """μ_p = c_p h'_ε(r_p), the slope of the smoothed hinge: the dual point MM converges to (docs/theory.md
         §9.3)."""
-        return self.problem.cost * np.clip((self.state.r + self.eps) / (2.0 * self.eps), 0.0, 1.0)
+        return self.problem.cost * hinge_slope(self.state.r, self.eps)
 
 
 def run_mm(problem, stepper, options: Options, warm_coef, warm_b) -> SolveResult:

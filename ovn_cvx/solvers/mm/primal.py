@@ -12,7 +12,7 @@ from scipy.linalg import lu_factor, lu_solve
 
 from ...kernels import KernelFactor
 from ...problem import Problem
-from .common import NEWTON_DAMPING, Cholesky, State
+from .common import NEWTON_DAMPING, Cholesky, State, hinge_slope
 
 
 def _weighted_gram(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -113,7 +113,7 @@ class PrimalStepper:
         theta, r = state.params[0], state.r
         sloped = np.flatnonzero(r > -eps)
         band = sloped[r[sloped] < eps]
-        slope = self.sign[sloped] * self.cost[sloped] * np.minimum((r[sloped] + eps) / (2.0 * eps), 1.0)
+        slope = self.sign[sloped] * self.cost[sloped] * hinge_slope(r[sloped], eps)
         curv = (1.0 - damping) * self.cost[band] / (2.0 * eps)
         sloped_cuts, band_cuts = np.searchsorted(sloped, self.bounds), np.searchsorted(band, self.bounds)
         hessians = (damping / (2.0 * eps)) * self.cost_gram
