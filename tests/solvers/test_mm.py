@@ -87,7 +87,7 @@ def test_smoothed_objective_monotone_and_exact_within_slack(multilabel_data, var
     """docs/theory.md §9.1: F̃_ε never increases; F ≤ F̃_ε ≤ F + (ε/4)Σc; F(θ_{t+1}) ≤ F̃_ε(θ_t)."""
     p = make_problem(multilabel_data, variant, "linear", alpha=0.5)
     eps = 0.05
-    result = ovn_cvx.solve(p, method="mm", eps=eps, form=form, max_iter=300, finish="none", tol=1e-13,
+    result = ovn_cvx.solve(p, method="mm", eps=eps, form=form, max_iter=300, finish="none", decrease_tol=1e-13,
                            newton=newton)
     F, Fs = result.history, result.info["smoothed_history"]
     assert F.shape == Fs.shape == (result.iterations + 1,)
@@ -115,7 +115,7 @@ def test_plain_mm_reaches_the_same_certified_optimum(multilabel_data, variant, m
 
 def test_stopping_rule_with_continuation_keeps_smoothed_objective_monotone(multilabel_data, make_problem):
     p = make_problem(multilabel_data, "SwSb", "linear")
-    result = ovn_cvx.solve(p, method="mm", eps=0.5, tol=1e-6, finish="polish")
+    result = ovn_cvx.solve(p, method="mm", eps=0.5, decrease_tol=1e-6, finish="polish")
     Fs = result.info["smoothed_history"]
     assert np.all(np.diff(Fs) <= 1e-12 * Fs[0])
     assert result.certified
@@ -136,7 +136,7 @@ def test_without_polish_gap_is_within_smoothing_bound(multiclass_data, make_prob
     """docs/theory.md §9.1.3: 0 ≤ F(θ_ε) − F* ≤ β ε n/4 (here with tol slack)."""
     p = make_problem(multiclass_data, "SwSb", "linear")
     eps = 1e-3
-    result = ovn_cvx.solve(p, method="mm", eps=eps, tol=1e-12, finish="none", max_iter=20000)
+    result = ovn_cvx.solve(p, method="mm", eps=eps, decrease_tol=1e-12, finish="none", max_iter=20000)
     ref = ovn_cvx.solve(p, solver="CLARABEL")
     assert result.status == "inaccurate" and not result.success and not result.certified
     gap = result.objective - ref.objective
@@ -230,8 +230,8 @@ def test_binary_hwhb_equals_svc(kernel, beta):
     ({"eps": 0.0}, ValueError, "eps"),
     ({"eps": -1e-3}, ValueError, "eps"),
     ({"eps": "small"}, TypeError, "eps"),
-    ({"tol": 0}, ValueError, "tol"),
-    ({"tol": np.nan}, ValueError, "tol"),
+    ({"decrease_tol": 0}, ValueError, "decrease_tol"),
+    ({"decrease_tol": np.nan}, ValueError, "decrease_tol"),
     ({"max_iter": 0}, ValueError, "max_iter"),
     ({"max_iter": 2.5}, TypeError, "max_iter"),
     ({"max_iter": True}, TypeError, "max_iter"),
@@ -248,6 +248,15 @@ def test_bad_options_rejected(multiclass_data, options, exc, name, make_problem)
     p = make_problem(multiclass_data, "SwHb", "linear")
     with pytest.raises(exc, match=name):
         ovn_cvx.solve(p, method="mm", **options)
+
+
+def test_tol_is_a_deprecated_alias_of_decrease_tol(multiclass_data, make_problem):
+    p = make_problem(multiclass_data, "SwHb", "linear")
+    expected = ovn_cvx.solve(p, method="mm", finish="none", decrease_tol=1e-4)
+    with pytest.warns(DeprecationWarning, match="decrease_tol"):
+        result = ovn_cvx.solve(p, method="mm", finish="none", tol=1e-4)
+    assert result.info["decrease_tol"] == 1e-4 and result.iterations == expected.iterations
+    assert result.objective == expected.objective
 
 
 def test_warm_start_of_another_problem_rejected(multiclass_data, multilabel_data, make_problem):

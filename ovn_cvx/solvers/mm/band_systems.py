@@ -35,10 +35,10 @@ class BandHessian:
     def __init__(self, problem: Problem, rows, band: np.ndarray, eps: float):
         self.problem, self.coupling = problem, problem.coupling_ops
         self.M, self.K = problem.n_features, problem.n_classes
-        self.band, self.kappa = band_rows(rows, band), problem.cost[band] / (2.0 * eps)
+        self.band, self.curvature = band_rows(rows, band), problem.cost[band] / (2.0 * eps)
         self.damping = bias_damping(problem, self.band.label, eps)
-        diag_w = 1.0 + self.band.squares_backward(self.kappa)  # P_kk = 1 in every variant
-        diag_b = self.damping + np.bincount(self.band.label, weights=self.kappa, minlength=self.K)
+        diag_w = 1.0 + self.band.squares_backward(self.curvature)  # P_kk = 1 in every variant
+        diag_b = self.damping + np.bincount(self.band.label, weights=self.curvature, minlength=self.K)
         if not problem.hard_b:
             diag_b += 2.0 * problem.bias_penalty
         self.inverse_diag = 1.0 / np.concatenate([diag_w.ravel(), diag_b])
@@ -59,7 +59,7 @@ class BandHessian:
     def apply(self, x: np.ndarray) -> np.ndarray:
         problem = self.problem
         V, d = self.split(x)
-        t = self.kappa * (self.band.forward(V) + d[self.band.label])
+        t = self.curvature * (self.band.forward(V) + d[self.band.label])
         out_V = self.coupling.apply(V) + self.band.backward(t)
         out_d = self.damping * d + np.bincount(self.band.label, weights=t, minlength=self.K)
         if not problem.hard_b:
@@ -87,12 +87,12 @@ class BandPairSystem:
 
     def __init__(self, problem: Problem, rows, row_squares: np.ndarray, band: np.ndarray, eps: float):
         self.problem, self.coupling, self.K = problem, problem.coupling_ops, problem.n_classes
-        self.band, self.inverse_kappa = band_rows(rows, band), 2.0 * eps / problem.cost[band]
+        self.band, self.inverse_curvature = band_rows(rows, band), 2.0 * eps / problem.cost[band]
         self.sign = problem.pairs.sign[band]
         # ε = 0 (the exact finish): the true bias curvature, a class without band pairs keeps its b_k free
         self.damping = bias_damping(problem, self.band.label, eps) if eps > 0 else np.zeros(self.K)
         diagonal_C = self.coupling.apply_inverse(np.eye(self.K)).diagonal()
-        diag_t = self.inverse_kappa + row_squares[band] * diagonal_C[self.band.label]
+        diag_t = self.inverse_curvature + row_squares[band] * diagonal_C[self.band.label]
         # at ε = 0 a pair whose row of X is zero (an empty row of text data) has no diagonal entry: the definite
         # preconditioner gives it the band's mean (or 1), as it does a class without band pairs below
         self.diag_t = np.where(diag_t > 0, diag_t, diag_t[diag_t > 0].mean() if (diag_t > 0).any() else 1.0)
@@ -117,7 +117,7 @@ class BandPairSystem:
         out_d = -np.bincount(label, weights=t, minlength=self.K) - self.damping * d
         if not self.problem.hard_b:
             out_d -= 2.0 * self.problem.bias_penalty * d.sum()
-        return np.concatenate([self.inverse_kappa * t + q - d[label], tangent(self.problem, None, out_d)[1]])
+        return np.concatenate([self.inverse_curvature * t + q - d[label], tangent(self.problem, None, out_d)[1]])
 
     def precondition(self, x: np.ndarray) -> np.ndarray:
         return np.concatenate([x[:-self.K] / self.diag_t, self.inverse_schur @ x[-self.K:]])

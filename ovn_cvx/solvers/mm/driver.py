@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import time
+import warnings
 
 from ..._blas import blas_controller
 from ..._validation import check_number
@@ -27,10 +28,10 @@ def _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b) -> SolveResult:
     return pack_result(problem, run, point.W, point.b, bound, gap_tol, status, run.iterations, info, run.history)
 
 
-def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, gap_tol: float = 1e-6,
+def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float = 1e-9, gap_tol: float = 1e-6,
              max_iter: int = 10000, warm_start: SolveResult | None = None, relax: bool = True,
              newton: bool = True, form: str = "auto", finish: str = "auto", polish_every: int | None = None,
-             burn_in: int | None = None) -> SolveResult:
+             burn_in: int | None = None, tol: float | None = None) -> SolveResult:
     """Solve ``problem`` exactly: MM phases where they win, an exact finish, and a proven bound.
 
     Parameters
@@ -39,9 +40,10 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
         The floor ε of the majorizer: MM minimizes F̃_ε, within (ε/4)·Σ_{band} c_p of F (docs/theory.md §9.1).
         Default 0.5 for a cold start with Newton steps and the polish (the ε continuation then refines it),
         else 1e-2. Above 1 the smoothing covers every margin and the model loses its meaning.
-    tol : float > 0
-        MM phases: stop when the relative decrease of F̃_ε in one iteration is ≤ tol (with the polish, also when
-        a full Newton step keeps the active-set partition it was modelled on).
+    decrease_tol : float > 0
+        MM phases: stop when the relative decrease of F̃_ε in one iteration is ≤ decrease_tol (with the polish, also
+        when a full Newton step keeps the active-set partition it was modelled on). Formerly ``tol``, which is still
+        accepted with a DeprecationWarning.
     gap_tol : float > 0
         The requested accuracy: ``status`` is "optimal" (``success``) only when the proven bound F − D(μ̂) on
         F − F* (docs/theory.md §6) is ≤ gap_tol·max(1, |F|); otherwise "inaccurate" or "max_iter", with the bound in
@@ -68,6 +70,8 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
     polish_every : int, optional
         ``finish="polish"``: attempt the polish at least this often (default 50 primal, 5 pair form; backing
         off ×2 up to ×8 after failures), and whenever the active-set partition has been stable for 3 iterations.
+    tol : float, optional
+        Deprecated alias of ``decrease_tol``.
 
     The result carries ``gap_bound`` (absolute), ``relative_gap_bound``, ``dual_objective``, ``certified``
     (= ``success``), ``form``, ``finish`` (what produced the answer: "warm polish", "interior", "interior + polish",
@@ -84,7 +88,11 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
     if finish not in FINISHES:
         raise ValueError(f"finish must be one of {FINISHES}, got {finish!r}")
-    tol = check_number("tol", tol, low=0, strict=True)
+    if tol is not None:
+        warnings.warn("solve_mm(tol=...) is deprecated: the MM decrease test's tolerance is now decrease_tol",
+                      DeprecationWarning, stacklevel=3)
+        decrease_tol = tol
+    decrease_tol = check_number("decrease_tol", decrease_tol, low=0, strict=True)
     gap_tol = check_number("gap_tol", gap_tol, low=0, strict=True)
     max_iter = check_number("max_iter", max_iter, low=1, integer=True)
     relax, newton = check_flag("relax", relax), check_flag("newton", newton)
@@ -102,7 +110,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
         if form == "matrix-free" or (form == "auto" and out_of_reach(problem)):
             result = _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b)
         else:
-            structured = functools.partial(_structured, problem, eps=eps, tol=tol, gap_tol=gap_tol,
+            structured = functools.partial(_structured, problem, eps=eps, decrease_tol=decrease_tol, gap_tol=gap_tol,
                                            max_iter=max_iter, relax=relax, newton=newton, finish=finish,
                                            polish_every=polish_every, burn_in=burn_in, warm_coef=warm_coef,
                                            warm_b=warm_b, start=start)
@@ -113,7 +121,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, tol: float = 1e-9, g
     return result
 
 
-def _structured(problem, form, eps, tol, gap_tol, max_iter, relax, newton, finish, polish_every, burn_in,
+def _structured(problem, form, eps, decrease_tol, gap_tol, max_iter, relax, newton, finish, polish_every, burn_in,
                 warm_coef, warm_b, start) -> SolveResult:
     """The primal or pair form: MM phases, the interior point, the polish."""
     stepper = make_stepper(problem, form)
@@ -122,8 +130,8 @@ def _structured(problem, form, eps, tol, gap_tol, max_iter, relax, newton, finis
         eps = 0.5 if newton and finish == "polish" and warm_coef is None else 1e-2
     # a pair-form iteration costs O(n³), a polish round O(|S|³ + N²K): attempt often (measured RBF N=500:
     # certified after 5 iterations instead of 50)
-    options = Options(eps=eps, tol=tol, gap_tol=gap_tol, max_iter=max_iter, relax=relax, newton=newton,
-                      finish=finish, burn_in=burn_in or (1 if newton else 20),
+    options = Options(eps=eps, decrease_tol=decrease_tol, gap_tol=gap_tol, max_iter=max_iter, relax=relax,
+                      newton=newton, finish=finish, burn_in=burn_in or (1 if newton else 20),
                       polish_every=polish_every or (5 if stepper.form == "pair" else 50))
     setup_time = time.perf_counter() - start
     result = run_finish(problem, stepper, options, warm_coef, warm_b)

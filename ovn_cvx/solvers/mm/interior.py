@@ -122,9 +122,10 @@ def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
 class InteriorPoint:
     """Mehrotra's predictor–corrector on the OvN QP over a stepper's structured solves (docs/theory.md §9.8)."""
 
-    def __init__(self, problem: Problem, stepper, tol: float = 1e-9):
-        """``tol`` sets only when the exact evaluation starts (:meth:`near`); :meth:`run` says when to stop."""
-        self.problem, self.stepper, self.tol = problem, stepper, tol
+    def __init__(self, problem: Problem, stepper, near_gap_tol: float = 1e-9):
+        """``near_gap_tol`` sets only when the exact evaluation starts (:meth:`near`); :meth:`run` says when to
+        stop."""
+        self.problem, self.stepper, self.near_gap_tol = problem, stepper, near_gap_tol
         self.c = problem.cost
         self.point, self.previous, self.best, self.history = None, None, None, []
         self.iterations, self.idle, self.stalled, self.pending, self.length = 0, 0, False, False, 1.0
@@ -206,13 +207,14 @@ class InteriorPoint:
 
     def near(self, point: PrimalDualPoint, value: float) -> bool:
         """Whether the iterate is worth the exact evaluation (an O(N·d) pass and the dual value): once the
-        complementarity s·u + ξ·ν, the duality gap of a feasible iterate, is within 1e3·tol of the objective.
+        complementarity s·u + ξ·ν, the duality gap of a feasible iterate, is within 1e3·near_gap_tol of the objective.
         The proven bound decides; this only saves work."""
-        return self.estimate(point, value) <= 1e3 * self.tol
+        return self.estimate(point, value) <= 1e3 * self.near_gap_tol
 
-    def run(self, max_iter: int, tol: float, pause: float | None = None, patience: int = PATIENCE) -> InteriorOutcome:
-        """Iterate until the proven relative bound is ≤ ``tol``, the bound stops improving (round-off), or
-        ``max_iter`` iterations in all. Resumable: a second call with a smaller ``tol`` continues the same run.
+    def run(self, max_iter: int, gap_tol: float, pause: float | None = None,
+            patience: int = PATIENCE) -> InteriorOutcome:
+        """Iterate until the proven relative bound is ≤ ``gap_tol``, the bound stops improving (round-off), or
+        ``max_iter`` iterations in all. Resumable: a second call with a smaller ``gap_tol`` continues the same run.
 
         ``patience``: evaluations without a better bound after which the run has stalled (from this call on).
         ``pause``: also return, before its exact evaluation, at the first iterate whose complementarity is within
@@ -226,7 +228,7 @@ class InteriorPoint:
         best, self.patience = self.best, patience
         if self.pending and (self.near(self.point, self.history[-1]) or self.iterations >= max_iter):
             self.evaluate(best)
-        converged = best.coef is not None and best.bound.relative <= tol
+        converged = best.coef is not None and best.bound.relative <= gap_tol
         while not converged and self.iterations < max_iter and not self.stalled:
             self.iterations += 1
             point, weight = self.point, self.weights(self.point)
@@ -246,10 +248,10 @@ class InteriorPoint:
             if not self.near(self.point, self.history[-1]) and self.iterations < max_iter:
                 continue
             self.evaluate(best)
-            converged = best.bound.relative <= tol
+            converged = best.bound.relative <= gap_tol
         if best.coef is None:  # no iterate evaluated yet (a limit reached at once): the current one
             self.evaluate(best)
-            converged = best.bound.relative <= tol
+            converged = best.bound.relative <= gap_tol
         return InteriorOutcome(best.coef, best.b, best.bound, self.iterations, converged, self.history)
 
     def evaluate(self, best: Best):

@@ -50,7 +50,7 @@ NEWTON_CG_MAX_HALVINGS = 40
 EXTRAPOLATION_ORDER = 2
 #: the exact finish: active-set rounds, and the relative tolerance of its box and sign tests
 FINISH_ROUNDS = 10
-FINISH_TOL = 1e-9
+FINISH_KKT_TOL = 1e-9
 @dataclass
 class PrimalPoint:
     """An iterate: W (M×K), b, the pair margins u_p = x_{i_p}ᵀ w_{k_p} and residuals r_p."""
@@ -213,7 +213,7 @@ class NewtonCG:
         if self.best is None or bound.absolute < self.best[1].absolute:
             self.best = candidate, bound
 
-    def finish(self) -> None:
+    def exact_finish(self) -> None:
         """The exact finish (docs/theory.md §9.11) from the last stage's partition: the minimizer of F with the band
         pairs held on the margin (r_p = 0, multipliers free) and the V and I pairs' multipliers fixed at c_p and 0 —
         one pair-coordinate solve at ε = 0 from the stage's point and slopes — then active-set rounds as in the
@@ -237,8 +237,8 @@ class NewtonCG:
             point = self.at(*project_hard_constraints(self.problem, point.W + V, point.b + d))
             mu[margin] -= self.sign[margin] * t
             self.offer(point, mu)
-            r_tol = FINISH_TOL * max(1.0, float(np.abs(point.u + point.b[self.label]).max()))
-            moved = active_set_move(sets, mu, c, point.r, FINISH_TOL, r_tol)
+            r_tol = FINISH_KKT_TOL * max(1.0, float(np.abs(point.u + point.b[self.label]).max()))
+            moved = active_set_move(sets, mu, c, point.r, FINISH_KKT_TOL, r_tol)
             if moved is None and again:
                 return
             # no pair moves but no certificate: once more from this point (iterative refinement; the first solve's
@@ -303,7 +303,7 @@ def solve_matrix_free(problem: Problem, *, gap_tol: float, max_iter: int, warm_c
     while run.iterations < max_iter:
         if run.stage_done or run.newton_step():
             run.end_stage()
-            run.finish()
+            run.exact_finish()
             if run.certified:
                 return run, "certified"
             if not run.refine_eps():

@@ -38,7 +38,7 @@ class Options:
     """The MM run's settings, validated once (see :func:`solve_mm`)."""
 
     eps: float
-    tol: float
+    decrease_tol: float
     gap_tol: float
     max_iter: int
     relax: bool

@@ -148,7 +148,7 @@ def run_mm(problem, stepper, options: Options, warm_coef, warm_b) -> SolveResult
     stop = "max_iter"
     while not run.certified and run.t < options.max_iter:
         decrease, length = run.step()
-        converged = decrease <= options.tol * abs(run.smooth)
+        converged = decrease <= options.decrease_tol * abs(run.smooth)
         if options.polishes:
             kept = run.schedule.observe(run.state.r, run.eps)
             # a full Newton step that keeps the partition it was modelled on lands on θ_ε (up to the damping)
@@ -156,14 +156,14 @@ def run_mm(problem, stepper, options: Options, warm_coef, warm_b) -> SolveResult
             if run.schedule.due(run.t, converged or run.t == options.max_iter):
                 run.attempt_polish()
         if converged and not run.certified and not (options.polishes and run.refine_eps()):
-            stop = "tol"
+            stop = "decrease"
             break
     return mm_result(run, stop)
 
 
 def mm_result(run: MMRun, stop: str) -> SolveResult:
     problem, options = run.problem, run.options
-    info = {"eps": run.eps, "eps_initial": options.eps, "tol": options.tol,
+    info = {"eps": run.eps, "eps_initial": options.eps, "decrease_tol": options.decrease_tol,
             "smoothed_history": np.asarray(run.smoothed), "relaxed_steps": run.relaxed,
             "newton_steps": run.newton_steps, "polish_attempts": run.schedule.attempts}
     if run.certified:

@@ -47,7 +47,7 @@ class PrimalStepper:
         self.diag = np.arange(d)
         self.sign, self.cost = pairs.sign, problem.cost
         self.coupling = problem.coupling_ops
-        self.kappa = self.coupling.centred
+        self.centred = self.coupling.centred
         # coordinates of s = Σ_k θ_k: free ones carry q = C̄ s, constrained ones (s = 0) carry a multiplier q
         free = np.array([not problem.hard_w] * d + [not problem.hard_b])
         cbar = np.array([self.coupling.off_diagonal] * d + [2.0 * problem.bias_penalty])
@@ -151,7 +151,7 @@ class PrimalSystem:
         self.blocks, columns = [], np.zeros((D, coupled.size))
         units = np.eye(D)[:, coupled]
         for k, H in enumerate(hessians):
-            H[stepper.diag, stepper.diag] += stepper.kappa
+            H[stepper.diag, stepper.diag] += stepper.centred
             self.blocks.append(Cholesky(H, f"MM block {k} of the majorizer"))
             columns += self.blocks[-1].solve(units)
         system = np.diag(stepper.free)
