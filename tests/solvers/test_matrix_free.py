@@ -376,8 +376,8 @@ def test_stage_ends_at_the_smoothed_minimizer():
     stages = proven = 0
     while not run.certified and run.iterations < 200:
         proven += run.stage_done  # ended by its prediction (exact, on the partition it assumed): no Newton step
-        if run.stage_done or run.newton_step():
-            run.end_stage()
+        if run.iterate():
+            run.record_stage()
             stages += 1
             band = np.flatnonzero(np.abs(run.point.r) < run.eps)
             assert np.sqrt(sum(np.sum(g * g) for g in run.gradient(band))) <= 1e-7 * start

@@ -203,6 +203,50 @@ class GramOperator:
         return full
 
 
+class ContinuationRun(Protocol):
+    """One run of a Newton engine on F̃_ε with ε continuation, as :func:`continuation` drives it: the MM phase of the
+    structured forms (``phase.MMRun``) and the matrix-free form (``matrix_free.NewtonCG``)."""
+
+    #: the iterations so far
+    iterations: int
+    #: why the run stops when ε is at its floor and the stage has converged uncertified
+    stop_at_floor: str
+
+    @property
+    def certified(self) -> bool:
+        """Whether the run holds an answer with a proven bound within gap_tol."""
+
+    def iterate(self) -> bool:
+        """One iteration on F̃_ε (or none when the stage is already known to be done); whether the stage converged."""
+
+    def end_stage(self) -> None:
+        """What a converged stage ends with (the engine's exact finish)."""
+
+    def refine_eps(self) -> bool:
+        """Continue on the next, smaller ε; False at the floor."""
+
+    def at_limit(self) -> None:
+        """What the run does when the iteration limit ends it."""
+
+
+def continuation(run: ContinuationRun, max_iter: int) -> str:
+    """The template loop of both Newton engines (docs/theory.md §9.7, §9.11): iterate on F̃_ε until the stage has
+    converged, end the stage, and stop once certified, else go on with a smaller ε; at the ε floor or after
+    ``max_iter`` iterations stop anyway. Returns why it stopped: "certified", ``run.stop_at_floor`` or
+    "max_iter"."""
+    while run.iterations < max_iter:
+        if run.certified:
+            return "certified"
+        if run.iterate():
+            run.end_stage()
+            if run.certified:
+                return "certified"
+            if not run.refine_eps():
+                return run.stop_at_floor
+    run.at_limit()
+    return "max_iter"
+
+
 class Stepper(Protocol):
     """One structured form of the MM iteration (the primal form's class blocks, the pair form's n×n system): what
     the MM phase, the interior point and the polish need of it."""

@@ -20,7 +20,7 @@ import numpy as np
 from ...duality import GapBound, gap_bound, project_hard_constraints
 from ...problem import Problem
 from ...result import within_gap_tol
-from .common import State, backtrack, hinge_slope, next_eps, smoothed_hinge, state_objective
+from .common import State, backtrack, continuation, hinge_slope, next_eps, smoothed_hinge, state_objective
 from .band_systems import EXACT_RTOL, BandHessian, BandPairSystem, tangent
 from .pair_rows import pair_rows
 from .polish import IN_I, IN_S, IN_V, active_set_move, free_limit, partition
@@ -74,9 +74,11 @@ class Stage:
 
 
 class NewtonCG:
-    """The state of one matrix-free run and its named steps; :func:`solve_matrix_free` is the loop over them."""
+    """The state of one matrix-free run and its named steps; :func:`~.common.continuation` is the loop over them
+    (a :class:`~.common.ContinuationRun`)."""
 
     form = "matrix-free"
+    stop_at_floor = "eps floor"
 
     def __init__(self, problem: Problem, gap_tol: float, warm_coef=None, warm_b=None):
         self.problem, self.coupling, self.gap_tol = problem, problem.coupling_ops, gap_tol
@@ -193,7 +195,21 @@ class NewtonCG:
         negligible = decrease <= STAGE_DECREASE * self.gap_tol * max(1.0, abs(self.smooth))
         return length == 0.0 or kept or negligible or self.stage_iterations >= STAGE_MAX_ITER
 
+    def iterate(self) -> bool:
+        """A Newton iteration, unless the stage's prediction was proven to be its minimizer; whether the stage has
+        converged."""
+        return self.stage_done or self.newton_step()
+
     def end_stage(self) -> None:
+        """The stage recorded (:meth:`record_stage`), then the exact finish from its partition."""
+        self.record_stage()
+        self.exact_finish()
+
+    def at_limit(self) -> None:
+        """The last stage recorded: its point and extrapolations are candidates for the bound."""
+        self.record_stage()
+
+    def record_stage(self) -> None:
         """Record the stage and try for the proven bound: at the stage's point with its slopes, and at the
         extrapolations to ε = 0 through the last two and three stages (exact in the limit when they ended on one
         partition, docs/theory.md §9.11; otherwise merely candidates, which the bound judges)."""
@@ -300,13 +316,4 @@ def solve_matrix_free(problem: Problem, *, gap_tol: float, max_iter: int, warm_c
     """Newton-CG with ε continuation, each stage followed by the exact finish, until the proven bound is within
     ``gap_tol``: (the run, why it stopped). The answer is ``run.best``: the point with the smallest proven bound."""
     run = NewtonCG(problem, gap_tol, warm_coef, warm_b)
-    while run.iterations < max_iter:
-        if run.stage_done or run.newton_step():
-            run.end_stage()
-            run.exact_finish()
-            if run.certified:
-                return run, "certified"
-            if not run.refine_eps():
-                return run, "eps floor"
-    run.end_stage()
-    return run, "max_iter"
+    return run, continuation(run, max_iter)

@@ -6,7 +6,8 @@ import numpy as np
 
 from ...duality import gap_bound, project_hard_constraints
 from ...result import SolveResult
-from .common import GramOperator, State, Stepper, backtrack, hinge_slope, next_eps, smoothed_hinge, state_objective
+from .common import (GramOperator, State, Stepper, backtrack, continuation, hinge_slope, next_eps, smoothed_hinge,
+                     state_objective)
 from .options import Options, pack_result, verdict
 from .polish import partition, polish
 
@@ -65,7 +66,11 @@ class PolishSchedule:
 
 
 class MMRun:
-    """The state of one MM run (docs/theory.md §9.1–§9.7) and its named steps; :func:`run_mm` is the loop over them."""
+    """The state of one MM run (docs/theory.md §9.1–§9.7) and its named steps; :func:`~.common.continuation` is the
+    loop over them (a :class:`~.common.ContinuationRun`)."""
+
+    #: F̃_ε converged at the ε floor (or without the polish, where there is no ε continuation)
+    stop_at_floor = "decrease"
 
     def __init__(self, problem, stepper, options: Options, warm_coef, warm_b):
         self.problem, self.stepper, self.options = problem, stepper, options
@@ -85,6 +90,10 @@ class MMRun:
     @property
     def certified(self) -> bool:
         return self.outcome is not None and self.outcome.certified
+
+    @property
+    def iterations(self) -> int:
+        return self.t
 
     def values(self, state: State):
         """(F, F̃_ε) at ``state``."""
@@ -125,9 +134,32 @@ class MMRun:
         self.outcome = polish(self.problem, self.operator, self.state.r, self.exact,
                               (*deltas, self.eps, 10.0 * self.eps))
 
+    def iterate(self) -> bool:
+        """One step and, with the polish, the schedule's attempt; whether F̃_ε has converged: its relative decrease
+        within decrease_tol, or (with the polish) a full Newton step that kept the partition it was modelled on,
+        which lands on θ_ε up to the damping."""
+        options = self.options
+        decrease, length = self.step()
+        converged = decrease <= options.decrease_tol * abs(self.smooth)
+        if options.polishes:
+            kept = self.schedule.observe(self.state.r, self.eps)
+            converged = converged or (length == 1.0 and kept)
+            if self.schedule.due(self.t, converged or self.t == options.max_iter):
+                self.attempt_polish()
+        return converged
+
+    def end_stage(self) -> None:
+        """Nothing: the polish schedule has made its attempt at convergence."""
+
+    def at_limit(self) -> None:
+        """Nothing: the polish schedule has made its attempt at the limit."""
+
     def refine_eps(self) -> bool:
         """F̃_ε has converged but θ_ε is too far from the optimum for the polish: continue MM on a smaller floor
-        (F̃ stays monotone, h_ε is nondecreasing in ε). False at the floor."""
+        (F̃ stays monotone, h_ε is nondecreasing in ε). False at the floor, and without the polish (whose failure is
+        what calls for a smaller floor)."""
+        if not self.options.polishes:
+            return False
         eps = next_eps(self.eps, MM_EPS_FACTOR, self.min_eps)
         if eps is None:
             return False
@@ -145,20 +177,7 @@ class MMRun:
 def run_mm(problem, stepper, options: Options, warm_coef, warm_b) -> SolveResult:
     """finish="polish"/"none": MM (with Newton steps) until the polish certifies or F̃_ε converges at the floor."""
     run = MMRun(problem, stepper, options, warm_coef, warm_b)
-    stop = "max_iter"
-    while not run.certified and run.t < options.max_iter:
-        decrease, length = run.step()
-        converged = decrease <= options.decrease_tol * abs(run.smooth)
-        if options.polishes:
-            kept = run.schedule.observe(run.state.r, run.eps)
-            # a full Newton step that keeps the partition it was modelled on lands on θ_ε (up to the damping)
-            converged = converged or (length == 1.0 and kept)
-            if run.schedule.due(run.t, converged or run.t == options.max_iter):
-                run.attempt_polish()
-        if converged and not run.certified and not (options.polishes and run.refine_eps()):
-            stop = "decrease"
-            break
-    return mm_result(run, stop)
+    return mm_result(run, continuation(run, options.max_iter))
 
 
 def mm_result(run: MMRun, stop: str) -> SolveResult:
