@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from scipy.optimize import lsq_linear
 from threadpoolctl import threadpool_limits
 
-from .duality import GapBound, gap_bound, project_hard_constraints
+from .duality import GapBound, gap_bound
 from ._validation import check_instance, check_number
 from .objective import constraint_violation, objective, residuals
 from .problem import Problem
@@ -172,10 +172,10 @@ def primal_bound(problem: Problem, coef, b) -> GapBound:
     """The proven bound on F − F* of a primal point alone (docs/theory.md §6): the multipliers recovered from it as
     in the certificate, for each band of ``MARGIN_BANDS`` (a solver's margin residuals are only as small as its
     accuracy), made dual feasible; the smallest bound. For solvers that report no usable multipliers (CVXPY does
-    not return the duals of the hinge's ``pos`` atom). The bound is about the point with the hard constraints made
-    exact (a solver leaves them at its feasibility tolerance), whose objective is ``primal``."""
-    coef, b = project_hard_constraints(problem, np.asarray(coef, dtype=np.float64), np.asarray(b, dtype=np.float64))
+    not return the duals of the hinge's ``pos`` atom). The bound is about the point as given (D(μ) ≤ F* whatever the
+    point)."""
     value = objective(problem, coef, b)
+    coef, b = np.asarray(coef, dtype=np.float64), np.asarray(b, dtype=np.float64)
     with threadpool_limits(limits=1, user_api="blas"):
         bounds = [_certificate(problem, coef, b, value, band).bound for band in MARGIN_BANDS]
     return min(bounds, key=lambda bound: bound.absolute)

@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from ..duality import GapBound, gap_bound, project_hard_constraints, signed_dual
+from ..duality import GapBound, gap_bound, signed_dual
 from ..kkt import primal_bound
 from ..objective import objective, residuals
 from ..problem import Problem
@@ -23,8 +23,9 @@ def proven_bound(problem: Problem, coef, b) -> GapBound:
     return the duals of the hinge's ``pos`` atom): the multipliers of the point's margin set polished to the
     optimal partition (docs/theory.md §9.5; then D(μ) = F* and the bound is F − F* itself), else those recovered from
     the point as in the KKT certificate (:func:`ovn_cvx.kkt.primal_bound`), made dual feasible. The bound is about
-    the point with the hard constraints made exact (a solver leaves them at its feasibility tolerance)."""
-    coef, b = project_hard_constraints(problem, np.asarray(coef, dtype=np.float64), np.asarray(b, dtype=np.float64))
+    the point as given, whose hard constraints a solver leaves at its feasibility tolerance: D(μ) ≤ F* whatever the
+    point, so F − D(μ) ≥ F − F* holds for its reported objective F (a bound at the point with the constraints made
+    exact was measured 2e-9 below the reported point's gap, OSQP near α's end)."""
     value = objective(problem, coef, b)
     outcome = polish(problem, GramOperator(problem), residuals(problem, coef, b), np.inf, BOUND_BANDS)
     if outcome.certified:

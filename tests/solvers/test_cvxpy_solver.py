@@ -131,3 +131,22 @@ def test_verdict_on_the_proven_bound(multiclass_data, monkeypatch, relative, sta
 def test_gap_tol_is_checked(multiclass_data):
     with pytest.raises(ValueError, match="gap_tol"):
         ovn_cvx.solve(Problem(*multiclass_data), gap_tol=0.0)
+
+
+@pytest.mark.parametrize("variant", ["SwHb", "HwHb", "HwSb"])
+def test_bound_covers_the_point_as_reported(multiclass_data, variant):
+    """A point that leaves the hard constraints at a solver's feasibility tolerance: its bound is about its own
+    reported objective (D ≤ F* whatever the point), not about the point with the constraints made exact."""
+    from ovn_cvx.solvers.bound import proven_bound
+
+    p = Problem(*multiclass_data, variant)
+    best = ovn_cvx.solve(p, method="mm")
+    shift = np.zeros_like(best.b)
+    shift[0] = 1e-3
+    # Σ_k b_k = 0 (hard b) and Σ_k w_k = 0 (hard w) violated, in the direction that raises F
+    candidates = [(best.coef + s * shift * p.hard_w, best.b + s * shift) for s in (1.0, -1.0)]
+    coef, b = max(candidates, key=lambda point: ovn_cvx.objective(p, *point))
+    value = ovn_cvx.objective(p, coef, b)
+    assert value - best.objective > 1e-6
+    bound = proven_bound(p, coef, b)
+    assert bound.primal == value and value - best.objective <= bound.absolute + 1e-12 * max(1.0, value)
