@@ -65,7 +65,7 @@ def main(argv=None):
                         seconds = time.perf_counter() - start
                     totals[method] += seconds
                     values[method] = result.objective
-                    mark = "" if result.method != "mm" else (" ✓" if result.info["certified"] else " (uncertified)")
+                    mark = "" if result.method != "mm" else (" ✓" if result.certified else " (uncertified)")
                     cells.append(f"{seconds:.3f} / {result.iterations}{mark}")
                 gap = (values["MM"] - values["Clarabel"]) / max(1.0, abs(values["Clarabel"]))
                 print(f"| {name} | {alpha} | {beta} | " + " | ".join(cells) + f" | {gap:.1e} |", flush=True)

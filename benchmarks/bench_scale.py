@@ -88,9 +88,8 @@ def _timed_fit(model, X, y):
 
 
 def _report(result) -> str:
-    info = result.info
-    return (f"status {result.status}, proven relative gap {info['relative_gap_bound']:.1e}, form {info['form']}, "
-            f"finish {info['finish']}, {result.iterations} iterations")
+    return (f"status {result.status}, proven relative gap {result.relative_gap_bound:.1e}, form {result.form}, "
+            f"finish {result.finish}, {result.iterations} iterations")
 
 
 def target_wide(args):
@@ -111,7 +110,7 @@ def target_wide(args):
         lines.append(f"  form={form!r}: {min(times):.4f} s (best of 5), objective {result.objective:.10g}, "
                      f"{_report(result)}")
     est = OvNClassifier().fit(X, Y)
-    lines.append(f"  OvNClassifier() default: form {est.result_.info['form']!r}")
+    lines.append(f"  OvNClassifier() default: form {est.result_.form!r}")
     return lines
 
 

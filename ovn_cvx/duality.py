@@ -10,7 +10,7 @@ such a point: clip to the box, then move every class's mass to one common value 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,10 +24,12 @@ EPS = np.finfo(np.float64).eps
 class GapBound:
     """F at the primal point, D at the feasible dual point, and the bound F − D ≥ F − F* (≥ 0 up to round-off).
 
-    ``relative`` is the bound over max(1, |F|), the scale of every accuracy statement in the package."""
+    ``relative`` is the bound over max(1, |F|), the scale of every accuracy statement in the package. ``mu``: the
+    dual-feasible multipliers D was evaluated at (None when not kept)."""
 
     primal: float
     dual: float
+    mu: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def absolute(self) -> float:
@@ -94,12 +96,11 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
     # P⁺ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or Π (hard w): the centred and the mean part of M separately, each a
     # sum of squares, never a difference of two large numbers (features of scale 1e6 put ~1e9 in both classes'
     # columns of XᵀM, and their difference is what counts); each row of a part within `slack` of the exact one
-    K, alpha = problem.n_classes, problem.alpha
+    K, coupling = problem.n_classes, problem.coupling_ops
     magnitude = np.abs(M).sum(axis=1)
-    parts = [(M - M.mean(axis=1, keepdims=True), 1.0 if problem.hard_w else 1.0 / (1.0 - alpha),
-              (K + 1) * EPS * magnitude)]
+    parts = [(M - M.mean(axis=1, keepdims=True), 1.0 / coupling.centred, (K + 1) * EPS * magnitude)]
     if not problem.hard_w:
-        parts.append((M.sum(axis=1, keepdims=True), 1.0 / (K * (1.0 + (K - 1) * alpha)), K * EPS * magnitude))
+        parts.append((M.sum(axis=1, keepdims=True), 1.0 / (K * coupling.mean), K * EPS * magnitude))
     block = problem.gram[np.ix_(support, support)] if problem.is_kernel else problem.X[support].T
     quadratic = error = 0.0
     for part, weight, slack in parts:
@@ -145,7 +146,18 @@ def gap_bound(problem: Problem, coef, b, mu, *, primal: float | None = None) -> 
     (to round-off): the bound is about the feasible set."""
     if primal is None:
         primal = objective(problem, coef, b)
-    return GapBound(primal=float(primal), dual=dual_value(problem, feasible_dual(problem, mu)))
+    mu = feasible_dual(problem, mu)
+    return GapBound(primal=float(primal), dual=dual_value(problem, mu), mu=mu)
+
+
+def signed_dual(problem: Problem, mu: np.ndarray | None) -> np.ndarray | None:
+    """The N×K matrix M of the pair multipliers, M_{i_p k_p} = y_p μ_p (docs/theory.md §6); None for None."""
+    if mu is None:
+        return None
+    pairs = problem.pairs
+    M = np.zeros((problem.n_samples, problem.n_classes))
+    M[pairs.sample, pairs.label] = pairs.sign * mu
+    return M
 
 
 def project_hard_constraints(problem: Problem, coef: np.ndarray, b: np.ndarray):

@@ -24,6 +24,7 @@ from sklearn.utils.metaestimators import _safe_split, available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, column_or_1d, validate_data
 
+from ._blas import blas_controller
 from ._validation import check_no_dates, naming
 from .exceptions import DegenerateLabelWarning
 from .kernels import NAMED_KERNELS, KMeansNystroem, resolve_gamma
@@ -32,7 +33,6 @@ from .objective import residuals, training_decision
 from .problem import VARIANTS, Problem
 from .rules import CALIBRATIONS, SCORERS, SELECTIONS, fit_calibrator, learn_rule
 from .solve import solve
-from .solvers.mm import blas_controller
 
 #: a label's training decision values must vary by more than this (on the margin scale 1) for it not to count as
 #: degenerate (w_k ≈ 0, f_k ≈ b_k everywhere; docs/theory.md §3.4 and §5); all labels degenerate: the trivial solution
@@ -508,7 +508,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                                + (f": {result.info['error']}" if "error" in result.info else "") + ")")
         if not result.success:
             if result.method == "mm":
-                hint = (f"its proven bound on (F − F*)/max(1, |F|) is {result.info['relative_gap_bound']:.2g}, "
+                hint = (f"its proven bound on (F − F*)/max(1, |F|) is {result.relative_gap_bound:.2g}, "
                         f"above tol={self.tol:g}; increase tol or max_iter, or try a CVXPY solver")
             else:
                 hint = "try another solver"

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from scipy.optimize import lsq_linear
 from threadpoolctl import threadpool_limits
 
-from .duality import gap_bound
+from .duality import GapBound, gap_bound
 from ._validation import check_instance, check_number
 from .objective import constraint_violation, objective, residuals
 from .problem import Problem
@@ -50,6 +50,8 @@ class KKTCertificate:
     n_margin: int
     margin_band: float
     residuals: dict = field(default_factory=dict)
+    #: the proven bound F − D(μ̂) of the recovered μ made dual feasible (``residuals["duality_gap"]`` relative)
+    bound: GapBound | None = None
 
     #: the measures compared with the KKT tolerance (the others with the constraint tolerance)
     KKT_MEASURES = ("stationarity", "b_stationarity", "spread", "box", "complementarity", "duality_gap")
@@ -194,7 +196,22 @@ def _certificate(problem: Problem, coef: np.ndarray, b: np.ndarray, value: float
         "duality_gap": bound.relative,
     }
     out.update(constraint_violation(problem, coef, b))
-    return KKTCertificate(mu=mu, class_mass=m, n_margin=int(n_s), margin_band=margin_band, residuals=out)
+    return KKTCertificate(mu=mu, class_mass=m, n_margin=int(n_s), margin_band=margin_band, residuals=out,
+                          bound=bound)
 
 
-__all__ = ["CONSTRAINT_TOL", "KKT_TOL", "KKTCertificate", "MARGIN_BANDS", "box_violation", "kkt_certificate"]
+def primal_bound(problem: Problem, coef, b) -> GapBound:
+    """The proven bound on F − F* of a primal point alone (docs/theory.md §6): the multipliers recovered from it as
+    in the certificate, for each band of ``MARGIN_BANDS`` (a solver's margin residuals are only as small as its
+    accuracy), made dual feasible; the smallest bound. For solvers that report no usable multipliers (CVXPY does
+    not return the duals of the hinge's ``pos`` atom). The bound is about the point as given (D(μ) ≤ F* whatever the
+    point)."""
+    value = objective(problem, coef, b)
+    coef, b = np.asarray(coef, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    with threadpool_limits(limits=1, user_api="blas"):
+        bounds = [_certificate(problem, coef, b, value, band).bound for band in MARGIN_BANDS]
+    return min(bounds, key=lambda bound: bound.absolute)
+
+
+__all__ = ["CONSTRAINT_TOL", "KKT_TOL", "KKTCertificate", "MARGIN_BANDS", "box_violation", "kkt_certificate",
+           "primal_bound"]

@@ -38,25 +38,11 @@ def residuals(problem: Problem, coef, b) -> np.ndarray:
     return 1.0 - pairs.sign * F[pairs.sample, pairs.label]
 
 
-def coupled_square(problem: Problem, V, gram=None) -> float:
-    """tr(V P Vᵀ) — with ``gram`` G, tr(Vᵀ G V P) — as a sum of two squares: with V = V_c + (V1/K)1ᵀ,
-    tr(V P Vᵀ) = (1−α)‖V_c‖² + (1+(K−1)α)/K ‖V1‖² (soft w; hard w: P = I). Near either end of α's interval V grows
-    along the part where P is nearly singular and the direct form's terms cancel (measured: 4e-5 of round-off in
-    R = 1.4e5 at α = −1/3 + 1e-8, 6.6e-4 in the matrix-free form's own evaluation)."""
-    def square(U):
-        return float(np.sum((gram @ U) * U)) if gram is not None else float(np.sum(U * U))
-
-    if problem.hard_w:
-        return square(V)
-    K, alpha = problem.n_classes, problem.alpha
-    total = V.sum(axis=1, keepdims=True)
-    return (1.0 - alpha) * square(V - total / K) + (1.0 + (K - 1) * alpha) / K * square(total)
-
-
 def regularizer(problem: Problem, coef) -> float:
-    """R = ½ tr(W P Wᵀ) (linear) or ½ tr(Aᵀ G A P) (kernel), by :func:`coupled_square`."""
+    """R = ½ tr(W P Wᵀ) (linear) or ½ tr(Aᵀ G A P) (kernel), by the round-off-safe square of
+    :meth:`~ovn_cvx.coupling.Coupling.square`."""
     coef, _ = _check_solution(problem, coef, np.zeros(problem.n_classes))
-    return 0.5 * coupled_square(problem, coef, problem.gram if problem.is_kernel else None)
+    return 0.5 * problem.coupling_ops.square(coef, problem.gram if problem.is_kernel else None)
 
 
 def objective(problem: Problem, coef, b, residual: np.ndarray | None = None) -> float:

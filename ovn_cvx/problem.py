@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_array
 from ._memory import check_fits
 from ._validation import check_no_dates, check_number, naming
 from ._variants import VARIANTS
+from .coupling import Coupling
 from .kernels import KernelFactor, check_gram, kernel_matrix, validate_kernel
 from .labels import label_indicator
 
@@ -37,13 +38,6 @@ KERNEL_REMEDY = ("approximate the kernel by r explicit features (OvNClassifier(k
 def alpha_interval(n_classes: int) -> tuple[float, float]:
     """Open interval of admissible α for K classes: −1/(K−1) < α < 1 (docs/theory.md §3.1)."""
     return -1.0 / (n_classes - 1), 1.0
-
-
-def coupling_matrix(alpha: float, n_classes: int, hard_w: bool) -> np.ndarray:
-    """P = (1−α) I + α J (soft w) or I (hard w, where α is dropped: docs/theory.md §2)."""
-    if hard_w:
-        return np.eye(n_classes)
-    return (1.0 - alpha) * np.eye(n_classes) + alpha * np.ones((n_classes, n_classes))
 
 
 @dataclass(frozen=True)
@@ -312,19 +306,20 @@ class Problem:
         return self.beta * self.pairs.weight
 
     @property
+    def coupling_ops(self) -> Coupling:
+        """The coupling P of R(W) = ½ tr(W P Wᵀ) as a value: its eigenvalues, products with P and P⁺, the safe
+        square (:class:`~ovn_cvx.coupling.Coupling`)."""
+        return Coupling(self.alpha, self.n_classes, self.hard_w)
+
+    @property
     def coupling(self) -> np.ndarray:
         """The K×K coupling matrix P of R(W) = ½ tr(W P Wᵀ)."""
-        return coupling_matrix(self.alpha, self.n_classes, self.hard_w)
+        return self.coupling_ops.matrix
 
     @property
     def coupling_pinv(self) -> np.ndarray:
         """P⁺ of the dual (docs/theory.md §6): P⁻¹ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or the centring Π (hard w)."""
-        K = self.n_classes
-        mean = np.full((K, K), 1.0 / K)
-        centring = np.eye(K) - mean
-        if self.hard_w:
-            return centring
-        return centring / (1.0 - self.alpha) + mean / (1.0 + (K - 1) * self.alpha)
+        return self.coupling_ops.pinv
 
     @property
     def coef_shape(self) -> tuple[int, int]:

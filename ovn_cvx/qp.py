@@ -25,11 +25,12 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import check_instance
+from ._validation import check_instance, check_number
 from .exceptions import SolverNotAvailable
 from .objective import objective
 from .problem import Problem
 from .result import SolveResult
+from .solvers.bound import bound_fields
 
 #: the QP solver that :func:`solve_qp` calls directly (a core dependency); any other name is a qpsolvers back end
 DIRECT_SOLVER = "clarabel"
@@ -212,11 +213,13 @@ def _solve_qpsolvers(qp: QP, solver: str, **options) -> tuple[np.ndarray | None,
     return (solution.x if found else None), ("optimal" if found else "solver_error"), None
 
 
-def solve_qp(problem: Problem, solver: str = DIRECT_SOLVER, **options) -> SolveResult:
+def solve_qp(problem: Problem, solver: str = DIRECT_SOLVER, *, gap_tol: float = 1e-6, **options) -> SolveResult:
     """Export ``problem`` (:func:`export`) and solve the QP: ``solver="clarabel"`` calls Clarabel's Python API
     (``options`` are its settings, e.g. ``tol_gap_abs``); any other name is a ``qpsolvers`` back end ("piqp",
     "proxqp", "daqp", "highs", "cvxopt", "osqp", ...; ``options`` go to it). The status is "optimal" when the
-    solver reports a solution, else the solver's verdict; the objective is scored by :func:`ovn_cvx.objective`.
+    solver reports a solution whose proven bound (``gap_bound``, docs/theory.md §6) is within
+    ``gap_tol``·max(1, |F|), "optimal_inaccurate" for a solution without that proof, else the solver's verdict; the
+    objective is scored by :func:`ovn_cvx.objective`.
 
     Parameters
     ----------
@@ -224,6 +227,8 @@ def solve_qp(problem: Problem, solver: str = DIRECT_SOLVER, **options) -> SolveR
         The problem to solve.
     solver : str, default=DIRECT_SOLVER
         "clarabel", or the name of a qpsolvers back end.
+    gap_tol : float, default=1e-6
+        The proven relative bound "optimal" requires.
     **options : dict
         The solver's settings.
 
@@ -241,6 +246,7 @@ def solve_qp(problem: Problem, solver: str = DIRECT_SOLVER, **options) -> SolveR
     """
     if not isinstance(solver, str):
         raise TypeError(f"solver must be a string, got {type(solver).__name__}")
+    gap_tol = check_number("gap_tol", gap_tol, low=0, strict=True)
     start = time.perf_counter()
     qp = export(problem)
     compile_time = time.perf_counter() - start
@@ -252,9 +258,14 @@ def solve_qp(problem: Problem, solver: str = DIRECT_SOLVER, **options) -> SolveR
     solve_time = time.perf_counter() - start
     coef, b = qp.solution(x) if x is not None else (None, None)
     info = {"qp_value": qp.value(x)} if x is not None else {}
+    proven = {"gap_tol": gap_tol}
+    if x is not None:
+        proven, certified, info["bound_time"] = bound_fields(problem, coef, b, gap_tol)
+        if status == "optimal" and not certified:
+            status = "optimal_inaccurate"
     return SolveResult(problem=problem, coef=coef, b=b, objective=objective(problem, coef, b) if x is not None
                        else np.nan, status=status, method="qp", solver=solver, solve_time=solve_time,
-                       compile_time=compile_time, iterations=iterations, info=info)
+                       compile_time=compile_time, iterations=iterations, info=info, **proven)
 
 
 __all__ = ["DIRECT_SOLVER", "QP", "export", "solve_qp"]

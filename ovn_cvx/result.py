@@ -1,6 +1,8 @@
 """The one result type every solver back end returns."""
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -13,6 +15,9 @@ from .problem import Problem
 #: the status that means "a solution to the requested accuracy": CVXPY's solver verdict, or (fast solver) a
 #: proven bound on F − F* within ``gap_tol`` (docs/theory.md §6)
 SUCCESS_STATUSES = ("optimal",)
+#: the report's entries that became typed fields of :class:`SolveResult` (read through ``info`` with a
+#: DeprecationWarning for one release)
+TYPED_KEYS = ("gap_bound", "relative_gap_bound", "dual_objective", "gap_tol", "certified", "form", "finish")
 #: kernel prediction computes κ(X_new, X_S) by blocks of at most this many entries (128 MiB)
 PREDICT_BLOCK = 2**24
 
@@ -70,6 +75,37 @@ class Predictor:
         return G @ self.coef + self.b
 
 
+def within_gap_tol(relative_gap_bound: float, gap_tol: float | None) -> bool:
+    """The one verdict on a proven bound: its relative value is within ``gap_tol`` (False without a tolerance, and
+    for NaN)."""
+    return gap_tol is not None and bool(relative_gap_bound <= gap_tol)
+
+
+class ResultInfo(dict):
+    """A result's free-form extras. Reading a key that became a typed field of :class:`SolveResult` (``gap_bound``,
+    ``certified``, ``form``, ...) still answers, with a DeprecationWarning, from the values the result was made
+    with."""
+
+    def __init__(self, extras=(), typed=None):
+        super().__init__(extras)
+        self._typed = dict(typed or {})
+
+    def _moved(self, key):
+        warnings.warn(f"SolveResult.info[{key!r}] is deprecated: read the attribute SolveResult.{key}",
+                      DeprecationWarning, stacklevel=3)
+        return self._typed[key]
+
+    def __missing__(self, key):
+        if key in self._typed:
+            return self._moved(key)
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        if key not in self and key in self._typed:
+            return self._moved(key)
+        return super().get(key, default)
+
+
 @dataclass
 class SolveResult:
     """Solution of an OvN problem.
@@ -78,7 +114,7 @@ class SolveResult:
     :func:`ovn_cvx.objective`, not from the solver. ``status`` is the solver's own verdict
     ("optimal", "optimal_inaccurate", "infeasible", "unbounded", "user_limit", "solver_error" for
     CVXPY; "optimal", "inaccurate" or "max_iter" for the fast solver, which says "optimal" only with a proven
-    bound on F − F*, in ``info["gap_bound"]``); only "optimal" counts as ``success``.
+    bound on F − F*, ``gap_bound``); only "optimal" counts as ``success``.
     When no solution was produced, ``coef`` and ``b`` are None and ``objective`` is NaN. A :meth:`slim` copy
     (a fitted ``OvNClassifier``'s ``result_``) has ``problem`` None: it keeps the solver's report, ``coef``, ``b``
     and what ``decision_function`` needs, not the training data.
@@ -95,9 +131,32 @@ class SolveResult:
     compile_time: float = 0.0
     iterations: int | None = None
     history: np.ndarray | None = None
+    #: a proven upper bound on F − F* (docs/theory.md §6); inf when none
+    gap_bound: float = math.inf
+    #: ``gap_bound`` / max(1, |F|)
+    relative_gap_bound: float = math.inf
+    #: D(μ) at the dual-feasible point behind the bound; NaN when none
+    dual_objective: float = math.nan
+    #: the tolerance on ``relative_gap_bound`` the status was judged against (None: not judged)
+    gap_tol: float | None = None
+    #: the structured form that solved the problem ("primal", "pair", "matrix-free"; None for other methods)
+    form: str | None = None
+    #: the strategy that produced the answer (e.g. "interior", "interior + polish", "polish", "mm", "newton-cg")
+    finish: str | None = None
+    #: the signed dual point M = Y∘μ (N×K) behind the bound, or None
+    dual: np.ndarray | None = field(default=None, repr=False)
+    #: free-form extras of the back end (counters, its own values)
     info: dict = field(default_factory=dict)
     #: built on first use; not an init field, so that ``dataclasses.replace`` (another problem) drops it
     _predictor: Predictor | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        self.info = ResultInfo(self.info, {key: getattr(self, key) for key in TYPED_KEYS})
+
+    @property
+    def certified(self) -> bool:
+        """Whether the proven relative bound is within ``gap_tol`` (False without a tolerance, or for NaN)."""
+        return within_gap_tol(self.relative_gap_bound, self.gap_tol)
 
     @property
     def success(self) -> bool:

@@ -50,7 +50,7 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
         When a measure exceeds its limit (one line per measure, each with its limit), when the reported objective
         differs from the exact evaluator's, or when ``result`` has no solution.
     RuntimeError
-        When the reference solver does not solve the problem.
+        When the reference is not a proven solution (``certified``: its proven bound within its ``gap_tol``).
 
     Examples
     --------
@@ -68,8 +68,10 @@ def assert_matches_reference(result: SolveResult, problem: Problem | None = None
         raise AssertionError(f"{result.method}/{result.solver} returned no solution (status {result.status!r})")
     if reference is None:
         reference = solve(problem, method="cvxpy", solver=solver)
-    if not reference.success:
-        raise RuntimeError(f"the reference ({reference.solver}) did not solve the problem: status {reference.status!r}")
+    if not (reference.success and reference.certified):
+        raise RuntimeError(f"the reference ({reference.solver}) is not a proven solution of the problem: status "
+                           f"{reference.status!r}, proven relative bound {reference.relative_gap_bound:.2g} "
+                           f"(gap_tol {reference.gap_tol})")
     tol = Tolerance(objective=rtol, decision=ftol, constraints=ctol)
     check = reference_agreement(result, reference, tol=tol)
     if not check.passed:

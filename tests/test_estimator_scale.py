@@ -33,15 +33,15 @@ def test_wide_linear_problem_is_solved_in_pair_form(scene_train, solved_problems
     X, Y = X[:60], Y[:60]
     problem = Problem(X, _fitted_columns(Y))
     result = ovn_cvx.solve(problem, method="mm")
-    assert result.info["form"] == "pair"
+    assert result.form == "pair"
     assert_matches_reference(result, rtol=1e-7, ftol=1e-4)
     est = OvNClassifier().fit(X, Y)
-    assert est.result_.info["form"] == "pair"
+    assert est.result_.form == "pair"
     ref = ovn_cvx.solve(solved_problems[-1], method="cvxpy", solver=REFERENCE)
     assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
     # tall data (many rows, few features) stays primal
     tall = Problem(np.tile(X[:, :3], (20, 1)), np.tile(_fitted_columns(Y), (20, 1)))
-    assert ovn_cvx.solve(tall, method="mm").info["form"] == "primal"
+    assert ovn_cvx.solve(tall, method="mm").form == "primal"
 
 
 # --- item 3: kernel approximations -------------------------------------------------------------------------

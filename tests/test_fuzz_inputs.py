@@ -102,11 +102,11 @@ def test_verify_functions(value, function):
 
 
 @FUZZ
-@given(name=st.sampled_from(["method", "solver", "formulation", "verbose", "max_iters", "eps_abs", "tol",
-                             "max_iter", "eps"]),
+@given(name=st.sampled_from(["method", "solver", "formulation", "verbose", "max_iters", "eps_abs",
+                             "decrease_tol", "max_iter", "eps"]),
        value=SCALARS)
 def test_solve(name, value):
-    method = "mm" if name in ("tol", "max_iter", "eps") else "cvxpy"
+    method = "mm" if name in ("decrease_tol", "max_iter", "eps") else "cvxpy"
     options = {"method": method, "solver": "SCS" if name in ("max_iters", "eps_abs") else None, name: value}
     if method == "mm":
         del options["solver"]

@@ -14,7 +14,7 @@ from ovn_cvx import OvNClassifier, Problem
 from ovn_cvx import _memory
 from ovn_cvx.exceptions import InsufficientMemory, OvNError
 from ovn_cvx.kernels import kernel_matrix
-from ovn_cvx.solvers.mm import _kernel_peak
+from ovn_cvx.solvers.mm.forms import kernel_peak
 
 
 def _problem(n, K, kernel="rbf", negatives="none", variant="SwHb", **params):
@@ -40,7 +40,7 @@ def test_peak_estimate_is_a_close_lower_bound(kernel, negatives, variant, form):
     finally:
         tracemalloc.stop()
     assert result.success
-    estimate = _kernel_peak(problem, result.info["form"])
+    estimate = kernel_peak(problem, result.form)
     assert estimate <= peak <= 1.5 * estimate
 
 
@@ -153,9 +153,9 @@ def test_no_primal_retry_that_would_not_fit(monkeypatch):
     rng = np.random.default_rng(8)
     problem = Problem.from_labels(rng.normal(size=(18, 1)), np.arange(18) % 2, "HwSb", "rbf",
                                   beta=float(rng.uniform(1, 6)))
-    assert _kernel_peak(problem, "pair") < 20_000 < _kernel_peak(problem, "primal")
+    assert kernel_peak(problem, "pair") < 20_000 < kernel_peak(problem, "primal")
     monkeypatch.setattr(_memory, "available_memory", lambda: 20_000)
     monkeypatch.setattr(_memory, "CHECK_FROM", 0)
     result = ovn_cvx.solve(problem, "mm")
-    assert result.info["form"] == "pair" and not result.success and "pair_attempt" not in result.info
+    assert result.form == "pair" and not result.success and "pair_attempt" not in result.info
     assert result.status == "inaccurate"

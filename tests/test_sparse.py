@@ -182,7 +182,7 @@ def test_sparse_linear_matches_dense_reference(sparse_data, variant, fmt):
     assert_matches_reference(ovn_cvx.solve(p, method="cvxpy"), rtol=1e-6, ftol=1e-4, reference=ref)
     for form in ("primal", "pair"):
         result = ovn_cvx.solve(p, method="mm", form=form)
-        assert result.success and result.info["form"] == form, result.info
+        assert result.success and result.form == form, result.info
         assert_matches_reference(result, rtol=1e-7, ftol=1e-5, reference=ref)
         np.testing.assert_allclose(result.decision_function(X_new), ref.decision_function(X_new.toarray()),
                                    atol=1e-5)
@@ -194,7 +194,7 @@ def test_sparse_rbf_matches_dense_reference(sparse_multilabel, form):
     ref = _tight_reference(_problem(X, Y, w, "SwHb", "rbf", gamma=0.4))
     p = _problem(sp.csr_matrix(X), Y, w, "SwHb", "rbf", gamma=0.4)
     result = ovn_cvx.solve(p, method="mm", form=form)
-    assert result.success and result.info["form"] == form
+    assert result.success and result.form == form
     assert_matches_reference(result, rtol=1e-7, ftol=1e-5, reference=ref)
     assert_matches_reference(ovn_cvx.solve(p, method="cvxpy"), rtol=1e-6, ftol=1e-4, reference=ref)
     X_new = _sparsify(np.random.default_rng(5).normal(size=(10, X.shape[1])), 6)
@@ -276,7 +276,7 @@ def test_wide_sparse_fit_within_an_address_space_below_the_dense_X():
         from ovn_cvx import OvNClassifier
         est = OvNClassifier().fit(X, y)
         r = est.result_
-        print(r.status, r.info["form"], r.info["relative_gap_bound"], np.mean(est.predict(X) == y))
+        print(r.status, r.form, r.relative_gap_bound, np.mean(est.predict(X) == y))
         """)
     env = {"PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "PATH": "/usr/bin:/bin"}

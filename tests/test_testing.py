@@ -43,5 +43,17 @@ def test_no_solution_and_failed_reference(solved):
     result, reference = solved
     with pytest.raises(AssertionError, match="returned no solution"):
         assert_matches_reference(corrupt(result, coef=None, b=None, status="solver_error"), reference=reference)
-    with pytest.raises(RuntimeError, match="reference .* did not solve"):
+    with pytest.raises(RuntimeError, match="reference .* is not a proven solution"):
         assert_matches_reference(result, reference=corrupt(reference, status="optimal_inaccurate"))
+
+
+@pytest.mark.parametrize(("relative", "proven"), [(1e-6, True), (1.0000001e-6, False), (float("nan"), False)])
+def test_the_reference_must_be_proven(solved, relative, proven):
+    """An "optimal" reference counts only with its proven bound within its gap_tol: just inside, just outside, NaN."""
+    result, reference = solved
+    claimed = corrupt(reference, relative_gap_bound=relative, gap_tol=1e-6)
+    if proven:
+        assert assert_matches_reference(result, reference=claimed) is claimed
+    else:
+        with pytest.raises(RuntimeError, match="not a proven solution"):
+            assert_matches_reference(result, reference=claimed)

@@ -21,10 +21,10 @@ from ..problem import Problem
 
 def coupling_parameters(problem: Problem) -> dict[str, float]:
     """Values of the CVXPY parameters that carry the hyperparameters."""
-    K, a = problem.n_classes, problem.alpha
+    coupling = problem.coupling_ops
     values = {"beta": problem.beta}
     if not problem.hard_w:
-        values.update(c1=1.0 - a, c2=1.0 + (K - 1) * a)
+        values.update(c1=coupling.centred, c2=coupling.mean)
     if not problem.hard_b:
         values["bias_penalty"] = problem.bias_penalty
     return values

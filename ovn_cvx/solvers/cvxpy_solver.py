@@ -13,8 +13,11 @@ from ..formulations import Formulation, build
 from ..objective import objective
 from ..problem import Problem
 from ..result import SolveResult
+from .bound import bound_fields
 
 DEFAULT_SOLVER = "CLARABEL"
+#: the relative proven bound a back end's "optimal" must reach to be reported as "optimal" (the fast solver's default)
+DEFAULT_GAP_TOL = 1e-6
 #: Clarabel's options for a tight reference (gaps and feasibility 1e-10): at its defaults Clarabel leaves
 #: |Δf| up to ~1e-4 on the suite's problems, while the certified MM solutions are exact to round-off
 TIGHT_CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "tol_ktratio": 1e-8}
@@ -61,15 +64,20 @@ def check_solver(solver: str | None) -> str:
 
 
 def solve_cvxpy(problem: Problem, solver: str | None = None, *, parametrization: str | None = None,
-                formulation: Formulation | None = None, **options) -> SolveResult:
+                formulation: Formulation | None = None, gap_tol: float = DEFAULT_GAP_TOL, **options) -> SolveResult:
     """Solve with CVXPY. ``options`` go to ``cvxpy.Problem.solve`` (hence to the solver).
 
     ``parametrization`` (kernel problems): "eigen" (default) or "coef", see :func:`ovn_cvx.formulations.build`.
     Pass a ``formulation`` built for the same data to re-use its compiled problem (a sweep).
-    Solver errors and inaccurate statuses are returned as such, never as "optimal".
+    Solver errors and inaccurate statuses are returned as such, never as "optimal". Every solution carries the
+    proven bound of docs/theory.md §6 (``gap_bound``, from the multipliers recovered from the solver's point,
+    :func:`ovn_cvx.kkt.primal_bound`): the back end's "optimal" is reported as "optimal" (``success``) only when
+    that bound is within ``gap_tol``·max(1, |F|), else as "optimal_inaccurate" (``info["backend_status"]`` keeps the
+    back end's word).
     """
     name = check_solver(solver)
     check_options(options)
+    gap_tol = check_number("gap_tol", gap_tol, low=0, strict=True)
     if formulation is None:
         formulation = build(problem, parametrization)
     else:
@@ -93,9 +101,13 @@ def solve_cvxpy(problem: Problem, solver: str | None = None, *, parametrization:
     solve_time = stats.solve_time if stats is not None and stats.solve_time is not None else wall - compile_time
     coef, b = formulation.solution() if status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) \
         else (None, None)
+    proven = {"gap_tol": gap_tol}
     if coef is not None:
         info["cvxpy_value"] = float(cvx.value)
+        proven, certified, info["bound_time"] = bound_fields(problem, coef, b, gap_tol)
+        if status == cp.OPTIMAL and not certified:
+            status, info["backend_status"] = cp.OPTIMAL_INACCURATE, cp.OPTIMAL
     value = objective(problem, coef, b) if coef is not None else np.nan
     return SolveResult(problem=problem, coef=coef, b=b, objective=value, status=status, method="cvxpy",
                        solver=name, solve_time=float(solve_time), compile_time=compile_time,
-                       iterations=getattr(stats, "num_iters", None), info=info)
+                       iterations=getattr(stats, "num_iters", None), info=info, **proven)

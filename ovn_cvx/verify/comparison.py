@@ -173,7 +173,7 @@ def tolerances(method: Method, result: SolveResult) -> Tolerance:
     other solvers get SCS's (the loosest)."""
     if method.method == "plugin":
         return method.tolerance if method.tolerance is not None else Tolerance()
-    if method.method == "mm" and not result.info.get("certified"):
+    if method.method == "mm" and not result.certified:
         # ε-smoothing bias of an uncertified MM result: gap ≤ β ε n / (4 F*) (docs/theory.md §9.1.3) plus convergence
         # slack; its W is only O(√ε) accurate, so f is compared loosely
         p = result.problem
@@ -282,8 +282,8 @@ def regime(problem: Problem, margin_pairs: int) -> str:
 
 
 def _pick_reference(problem, runs, certificate) -> SolveResult | None:
-    def certified(result):
-        return result is not None and result.success and certificate(result).passed()
+    def certified(result):  # proven: its own bound and the KKT certificate's (whose duality gap is a proven bound)
+        return result is not None and result.success and result.certified and certificate(result).passed()
 
     by_label = {m.label: r for m, r, _, _ in runs}
     preferred = by_label.get(REFERENCE_METHOD)

@@ -133,10 +133,10 @@ def reference_solution(problem: Problem):
     """(result, source) of the certified reference: a tight Clarabel solve accepted with the KKT certificate
     (docs/theory.md §6), else the MM solution when its proven bound certifies it; (None, "none") otherwise."""
     tight = solve(problem, method="cvxpy", solver="CLARABEL", **TIGHT_CLARABEL)
-    if tight.success and kkt_certificate(problem, tight.coef, tight.b).passed():
+    if tight.success and tight.certified and kkt_certificate(problem, tight.coef, tight.b).passed():
         return tight, "CLARABEL:high"
     mm = solve(problem, method="mm")
-    return (mm, "MM") if mm.success else (None, "none")
+    return (mm, "MM") if mm.success and mm.certified else (None, "none")
 
 
 def run_path(problem: Problem, parameter: str, values, methods=None, *, repeats: int = 1) -> pd.DataFrame:
@@ -194,8 +194,8 @@ def _row(parameter, index, value, method: PathMethod, result, seconds, reference
            "solver": method.solver, "mode": method.mode,
            "status": result.status, "claimed_success": result.success, "correct": False,
            "objective": result.objective, "reference_objective": np.nan, "reference": source, "rel_diff": np.nan,
-           "max_df": np.nan, "gap_bound": result.info.get("gap_bound", np.nan),
-           "relative_gap_bound": result.info.get("relative_gap_bound", np.nan), "wall_time": seconds,
+           "max_df": np.nan, "gap_bound": result.gap_bound,
+           "relative_gap_bound": result.relative_gap_bound, "wall_time": seconds,
            "compile_time": result.compile_time, "solve_time": result.solve_time, "iterations": result.iterations}
     if reference is None or not result.has_solution:
         return row

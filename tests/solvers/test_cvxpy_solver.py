@@ -82,3 +82,72 @@ def test_bad_solver_options_are_named(options, error, match):
     problem = Problem(X, np.eye(2)[[0, 1, 0, 1]])
     with pytest.raises(error, match=match):
         ovn_cvx.solve(problem, solver="SCS", **options)
+
+
+def test_every_solution_carries_a_proven_bound(multilabel_data):
+    """The reference's answer carries the proven bound of docs/theory.md §6, sound against an independent optimum (the
+    MM solver's certified one) and tight (the polished multipliers: D = F*)."""
+    X, Y, s = multilabel_data
+    p = Problem(X, Y, "SwSb", alpha=-0.3, sample_weight=s)
+    r = ovn_cvx.solve(p)
+    best = ovn_cvx.solve(p, method="mm")
+    assert r.success and r.certified and r.gap_tol == 1e-6 and best.success
+    scale = max(1.0, abs(best.objective))
+    assert r.objective - best.objective <= r.gap_bound + 1e-12 * scale
+    assert r.gap_bound <= abs(r.objective - best.objective) + best.gap_bound + 1e-9 * scale
+    assert r.dual_objective <= best.objective + 1e-12 * scale
+    mu = r.dual[p.pairs.sample, p.pairs.label] * p.pairs.sign
+    assert ovn_cvx.duality.dual_value(p, mu) == r.dual_objective
+
+
+def test_an_unproven_optimal_is_not_success():
+    """A precomputed Gram whose features have scales 1e6 and 1: Clarabel at its defaults says "optimal", 2e-5 above a
+    point the MM solver finds (so at least that far from F*); no bound within gap_tol proves it, so it is reported as
+    "optimal_inaccurate", with the back end's word kept."""
+    X = np.random.default_rng(0).normal(size=(40, 2)) * np.array([1e6, 1.0])
+    p = Problem.from_labels(X @ X.T, np.arange(40) % 3, kernel="precomputed")
+    r = ovn_cvx.solve(p)
+    feasible = ovn_cvx.solve(p, method="mm")
+    assert r.objective - feasible.objective > 1e-5 * abs(feasible.objective)  # truly inaccurate
+    assert r.status == "optimal_inaccurate" and not r.success and not r.certified
+    assert r.info["backend_status"] == "optimal" and r.has_solution
+    assert r.objective - feasible.objective <= r.gap_bound  # the bound still holds
+
+
+@pytest.mark.parametrize(("relative", "status"), [
+    (1e-6, "optimal"), (np.nextafter(1e-6, 1.0), "optimal_inaccurate"), (np.nan, "optimal_inaccurate"),
+    (np.inf, "optimal_inaccurate")])
+def test_verdict_on_the_proven_bound(multiclass_data, monkeypatch, relative, status):
+    """The back end's "optimal" stands only with the relative bound within gap_tol: just inside, just outside, NaN."""
+    from ovn_cvx.duality import GapBound
+    from ovn_cvx.solvers import bound
+
+    # F = 0, D = −relative: the relative bound is ``relative`` exactly
+    monkeypatch.setattr(bound, "proven_bound", lambda problem, coef, b: GapBound(
+        primal=0.0, dual=-relative, mu=np.zeros(len(problem.pairs))))
+    r = ovn_cvx.solve(Problem(*multiclass_data), gap_tol=1e-6)
+    assert r.status == status and r.success == (status == "optimal") and r.has_solution
+
+
+def test_gap_tol_is_checked(multiclass_data):
+    with pytest.raises(ValueError, match="gap_tol"):
+        ovn_cvx.solve(Problem(*multiclass_data), gap_tol=0.0)
+
+
+@pytest.mark.parametrize("variant", ["SwHb", "HwHb", "HwSb"])
+def test_bound_covers_the_point_as_reported(multiclass_data, variant):
+    """A point that leaves the hard constraints at a solver's feasibility tolerance: its bound is about its own
+    reported objective (D ≤ F* whatever the point), not about the point with the constraints made exact."""
+    from ovn_cvx.solvers.bound import proven_bound
+
+    p = Problem(*multiclass_data, variant)
+    best = ovn_cvx.solve(p, method="mm")
+    shift = np.zeros_like(best.b)
+    shift[0] = 1e-3
+    # Σ_k b_k = 0 (hard b) and Σ_k w_k = 0 (hard w) violated, in the direction that raises F
+    candidates = [(best.coef + s * shift * p.hard_w, best.b + s * shift) for s in (1.0, -1.0)]
+    coef, b = max(candidates, key=lambda point: ovn_cvx.objective(p, *point))
+    value = ovn_cvx.objective(p, coef, b)
+    assert value - best.objective > 1e-6
+    bound = proven_bound(p, coef, b)
+    assert bound.primal == value and value - best.objective <= bound.absolute + 1e-12 * max(1.0, value)

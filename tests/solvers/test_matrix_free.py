@@ -11,7 +11,7 @@ from sklearn.datasets import make_multilabel_classification
 import ovn_cvx
 from ovn_cvx import Problem
 from ovn_cvx.datasets import make_sparse_multilabel
-from ovn_cvx.solvers import mm
+from ovn_cvx.solvers.mm import forms
 from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
 from ovn_cvx.solvers.mm.matrix_free import Stage, extrapolate
 from ovn_cvx.testing import assert_matches_reference
@@ -27,11 +27,11 @@ def tight_reference(problem):
 def test_matrix_free_matches_reference(data, variant, make_problem):
     problem = make_problem(data, variant, "linear")
     result = ovn_cvx.solve(problem, method="mm", form="matrix-free")
-    assert result.success and result.info["form"] == "matrix-free" and result.info["finish"] == "newton-cg"
+    assert result.success and result.form == "matrix-free" and result.finish == "newton-cg"
     reference = assert_matches_reference(result, rtol=1e-6, ftol=1e-3, reference=tight_reference(problem))
     # the proven bound is a bound: the true gap (to a reference within 1e-9) never exceeds it
     true_gap = result.objective - reference.objective
-    assert true_gap <= result.info["gap_bound"] + 1e-9 * max(1.0, abs(reference.objective))
+    assert true_gap <= result.gap_bound + 1e-9 * max(1.0, abs(reference.objective))
 
 
 @pytest.mark.parametrize("variant", ["SwSb", "HwHb"])
@@ -46,7 +46,7 @@ def test_matrix_free_at_the_edges(variant, alpha, beta):
     problem = Problem.from_labels(X, y, variant, alpha=alpha if variant.startswith("Sw") else 0.0, beta=beta)
     result = ovn_cvx.solve(problem, method="mm", form="matrix-free")
     reference = tight_reference(problem)
-    assert result.objective - reference.objective <= result.info["gap_bound"] + 1e-9 * max(1, reference.objective)
+    assert result.objective - reference.objective <= result.gap_bound + 1e-9 * max(1, reference.objective)
     assert result.success, result.info
     assert_matches_reference(result, rtol=1e-6, ftol=None, reference=reference)
 
@@ -57,8 +57,8 @@ def test_matrix_free_without_success_reports_its_bound(multilabel_data, make_pro
     result = ovn_cvx.solve(problem, method="mm", form="matrix-free", max_iter=3)
     assert result.status == "max_iter" and not result.success
     reference = tight_reference(problem)
-    assert result.info["relative_gap_bound"] > result.info["gap_tol"]
-    assert result.objective - reference.objective <= result.info["gap_bound"] + 1e-9
+    assert result.relative_gap_bound > result.gap_tol
+    assert result.objective - reference.objective <= result.gap_bound + 1e-9
 
 
 def test_matrix_free_warm_start(multiclass_data, make_problem):
@@ -84,14 +84,14 @@ def test_auto_form_goes_matrix_free_beyond_the_budget(multiclass_data, make_prob
     """The automatic choice: the structured forms while they fit the budget and the pairs per feature are few,
     matrix-free beyond either limit."""
     problem = make_problem(multiclass_data, "HwHb", "linear")
-    assert ovn_cvx.solve(problem, method="mm").info["form"] == "primal"
+    assert ovn_cvx.solve(problem, method="mm").form == "primal"
     n, d = len(problem.pairs), problem.n_features + 1
-    monkeypatch.setattr(mm, limit, 10 if limit == "STRUCTURED_BUDGET" else n / d)
+    monkeypatch.setattr(forms, limit, 10 if limit == "STRUCTURED_BUDGET" else n / d)
     result = ovn_cvx.solve(problem, method="mm")
-    assert result.info["form"] == "matrix-free" and result.success
+    assert result.form == "matrix-free" and result.success
     if limit == "MATRIX_FREE_PAIRS":  # a pair fewer per feature than needed: structured again
-        monkeypatch.setattr(mm, limit, (n + 1) / d)
-        assert ovn_cvx.solve(problem, method="mm").info["form"] == "primal"
+        monkeypatch.setattr(forms, limit, (n + 1) / d)
+        assert ovn_cvx.solve(problem, method="mm").form == "primal"
 
 
 def test_extrapolation_is_exact_on_polynomial_paths():
@@ -138,7 +138,7 @@ def test_matrix_free_degenerate_sparse_text():
     problem = sparse_text_problem("HwSb")
     result = ovn_cvx.solve(problem, method="mm", form="matrix-free", max_iter=150)
     reference = tight_reference(problem)
-    assert result.objective - reference.objective <= result.info["gap_bound"] + 1e-9 * max(1, reference.objective)
+    assert result.objective - reference.objective <= result.gap_bound + 1e-9 * max(1, reference.objective)
     assert result.success, result.info
     assert_matches_reference(result, rtol=1e-6, ftol=None, reference=reference)
 
@@ -154,7 +154,7 @@ def test_exact_finish_certifies_a_fully_degenerate_optimum():
     problem = Problem(X, Y, "HwSb", beta=100.0, bias_penalty=0.5)
     result = ovn_cvx.solve(problem, method="mm", form="matrix-free")
     reference = tight_reference(problem)
-    assert result.objective - reference.objective <= result.info["gap_bound"] + 1e-9 * max(1, reference.objective)
+    assert result.objective - reference.objective <= result.gap_bound + 1e-9 * max(1, reference.objective)
     assert result.success and result.info["finish_solves"] > 0 and result.iterations <= 5, result.info
     assert_matches_reference(result, rtol=1e-7, ftol=1e-4, reference=reference)
     # the degenerate optimum itself: F* = γ(Σb)² = 8 at W = 0, b = 1
@@ -184,10 +184,10 @@ def test_estimator_default_takes_the_matrix_free_form_beyond_the_budget(monkeypa
 
     X, Y = make_sparse_multilabel(150, n_features=60, n_classes=4, length=10, random_state=1)
     structured = OvNClassifier().fit(X, Y)
-    assert structured.result_.info["form"] in ("primal", "pair") and structured.result_.success
-    monkeypatch.setattr(mm, "STRUCTURED_BUDGET", 10)
+    assert structured.result_.form in ("primal", "pair") and structured.result_.success
+    monkeypatch.setattr(forms, "STRUCTURED_BUDGET", 10)
     free = OvNClassifier().fit(X, Y)
-    assert free.result_.info["form"] == "matrix-free" and free.result_.success
+    assert free.result_.form == "matrix-free" and free.result_.success
     f_structured, f_free = structured.decision_function(X), free.decision_function(X)
     # W is unique (strong convexity); b may not be (docs/theory.md §8): compare the W part of the decision values
     np.testing.assert_allclose(f_free - free.result_.b, f_structured - structured.result_.b, atol=1e-3)
@@ -235,10 +235,11 @@ def test_pair_and_primal_newton_systems_give_the_hand_derived_step(variant, spar
     """Both coordinate systems solve the same Newton system: the step of a dense KKT solve built from the
     definitions, to 1e-7 relative, on a wide multilabel problem with weights, sparse and dense X, the band's rows
     copied or masked; and both call it an exact solve."""
-    from ovn_cvx.solvers.mm import matrix_free
-    from ovn_cvx.solvers.mm.matrix_free import BandHessian, BandPairSystem, NewtonCG
+    from ovn_cvx.solvers.mm import pair_rows
+    from ovn_cvx.solvers.mm.band_systems import BandHessian, BandPairSystem
+    from ovn_cvx.solvers.mm.matrix_free import NewtonCG
 
-    monkeypatch.setattr(matrix_free, "BAND_COPY_SHARE", copy_share)
+    monkeypatch.setattr(pair_rows, "BAND_COPY_SHARE", copy_share)
     X, Y = make_sparse_multilabel(40, n_features=80, n_classes=4, length=12, random_state=2)
     problem = Problem(X if sparse else X.toarray(), Y, variant=variant, alpha=0.3 if variant.startswith("Sw") else 0.0,
                       beta=2.0, bias_penalty=0.7, sample_weight=np.linspace(0.5, 2.0, 40))
@@ -272,7 +273,8 @@ def test_finish_system_solves_the_partition_qp(variant):
     band as the margin set: the step puts every margin pair on the margin and, with the multipliers it returns, the
     Lagrangian's projected gradient vanishes (W- and b-stationarity, equal class masses) — with −1 entries and
     sample weights."""
-    from ovn_cvx.solvers.mm.matrix_free import BandPairSystem, NewtonCG
+    from ovn_cvx.solvers.mm.band_systems import BandPairSystem
+    from ovn_cvx.solvers.mm.matrix_free import NewtonCG
     from ovn_cvx.solvers.mm.polish import IN_I, IN_S, IN_V, partition
 
     rng = np.random.default_rng(0)
@@ -299,7 +301,7 @@ def test_finish_system_solves_the_partition_qp(variant):
 def test_minres_solves_an_indefinite_system():
     """The hand-written MINRES on a symmetric indefinite matrix with an SPD (Jacobi) preconditioner, against
     numpy's direct solve; the iteration limit is honoured."""
-    from ovn_cvx.solvers.mm.matrix_free import minres
+    from ovn_cvx.solvers.mm.krylov import minres
 
     rng = np.random.default_rng(1)
     Q = np.linalg.qr(rng.normal(size=(30, 30)))[0]
@@ -321,7 +323,7 @@ def test_krylov_breakdowns_end_the_solve_without_overflow():
     """An overflowing curvature (CG) and a singular breakdown (MINRES: A = 0, a large preconditioner) end the solve
     with the step so far, finite and without a floating-point warning (the adversarial search met both on column
     scales 1e±6: overflows, then NaN steps; MINRES's rotation floored at the smallest normal float overflowed)."""
-    from ovn_cvx.solvers.mm.matrix_free import conjugate_gradient, minres
+    from ovn_cvx.solvers.mm.krylov import conjugate_gradient, minres
 
     class Overflowing:
         apply = staticmethod(lambda x: x * 1e300)
@@ -343,7 +345,7 @@ def test_exact_solve_check_on_a_broken_down_solve():
     """The true-residual check of an exact solve, on a step so large that squaring its residual overflows (the slow
     adversarial search met one: HwHb, β = 1000, N = 7) or on a non-finite step: not exact, and no warning; a true
     solution within the tolerance is."""
-    from ovn_cvx.solvers.mm.matrix_free import EXACT_RTOL, solved_exactly
+    from ovn_cvx.solvers.mm.band_systems import EXACT_RTOL, solved_exactly
 
     class Identity:
         apply = staticmethod(lambda x: x.copy())
@@ -374,8 +376,8 @@ def test_stage_ends_at_the_smoothed_minimizer():
     stages = proven = 0
     while not run.certified and run.iterations < 200:
         proven += run.stage_done  # ended by its prediction (exact, on the partition it assumed): no Newton step
-        if run.stage_done or run.newton_step():
-            run.end_stage()
+        if run.iterate():
+            run.record_stage()
             stages += 1
             band = np.flatnonzero(np.abs(run.point.r) < run.eps)
             assert np.sqrt(sum(np.sum(g * g) for g in run.gradient(band))) <= 1e-7 * start
@@ -409,6 +411,35 @@ def test_wide_sparse_sweep_keeps_its_bound(variant):
             result = ovn_cvx.solve(problem, method="mm", form="matrix-free")
             reference = tight_reference(problem)
             scale = max(1.0, abs(reference.objective))
-            assert result.objective - reference.objective <= result.info["gap_bound"] + 1e-9 * scale
-            assert result.success and result.info["relative_gap_bound"] <= result.info["gap_tol"], (alpha, beta)
+            assert result.objective - reference.objective <= result.gap_bound + 1e-9 * scale
+            assert result.success and result.relative_gap_bound <= result.gap_tol, (alpha, beta)
             assert result.info["primal_solves"] == 0
+
+
+@pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
+def test_an_all_zero_row_is_solved(variant):
+    """A row of X that is zero (an empty document) has no diagonal entry in the exact finish's pair system: the form
+    still certifies, and agrees with the reference."""
+    X = np.random.default_rng(0).normal(size=(40, 5))
+    X[3] = 0.0
+    problem = Problem.from_labels(X, np.arange(40) % 4, variant=variant)
+    result = ovn_cvx.solve(problem, method="mm", form="matrix-free")
+    assert result.success and result.form == "matrix-free"
+    reference = tight_reference(problem)
+    assert result.objective - reference.objective <= result.gap_bound + 1e-9 * max(1, reference.objective)
+    assert_matches_reference(result, reference=reference, ftol=None)
+
+
+def test_sparse_data_with_empty_rows_through_the_automatic_form(monkeypatch):
+    """Sparse data with empty rows, as text data has, where the automatic choice takes the matrix-free form."""
+    X, Y = make_sparse_multilabel(150, n_features=60, n_classes=4, length=10, random_state=1)
+    X = X.tolil()
+    X[::10] = 0.0
+    X = X.tocsr()
+    X.eliminate_zeros()
+    assert np.count_nonzero(X.getnnz(axis=1) == 0) >= 15
+    monkeypatch.setattr(forms, "STRUCTURED_BUDGET", 10)
+    problem = Problem(X, Y)
+    result = ovn_cvx.solve(problem, method="mm")
+    assert result.form == "matrix-free" and result.success
+    assert_matches_reference(result, reference=tight_reference(problem), ftol=None)

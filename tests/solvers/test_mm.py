@@ -27,9 +27,9 @@ def test_mm_matches_reference(data, variant, kernel, make_problem):
     """All eight formulations; the multilabel data has sample weights, an unlabeled row and a −1 entry."""
     p = make_problem(data, variant, kernel)
     result = ovn_cvx.solve(p, method="mm")
-    assert result.status == "optimal" and result.info["certified"], result.info
+    assert result.status == "optimal" and result.certified, result.info
     assert result.method == "mm" and result.iterations == len(result.history) - 1
-    assert result.info["form"] == ("pair" if kernel == "rbf" else "primal")  # RBF: rank(G) = N
+    assert result.form == ("pair" if kernel == "rbf" else "primal")  # RBF: rank(G) = N
     # the issue's 1e-6 objective gap; docs/theory.md §10 for certified MM: gap ≤ 1e-7, max |Δf| ≤ 1e-5
     ref = assert_matches_reference(result, rtol=1e-7, ftol=1e-5, reference=tight_reference(p))
     multilabel = len(data) == 3
@@ -50,7 +50,7 @@ def test_pair_form_iterates_equal_primal_iterates(multilabel_data, variant, newt
     p = make_problem(multilabel_data, variant, "linear", alpha=0.3)
     runs = [ovn_cvx.solve(p, method="mm", form=form, max_iter=40, finish="none", newton=newton, eps=0.05)
             for form in ("primal", "pair")]
-    assert runs[0].info["form"] == "primal" and runs[1].info["form"] == "pair"
+    assert runs[0].form == "primal" and runs[1].form == "pair"
     assert runs[0].info["newton_steps"] == runs[1].info["newton_steps"]
     assert (runs[0].info["newton_steps"] > 0) == newton
     np.testing.assert_allclose(runs[1].history, runs[0].history, rtol=1e-9)
@@ -74,9 +74,9 @@ def test_precomputed_linear_kernel_equals_linear(multiclass_data):
     X, Y = multiclass_data
     lin = ovn_cvx.solve(Problem(X, Y, "HwSb", alpha=0.0, beta=2.0, bias_penalty=0.5), method="mm")
     ker = ovn_cvx.solve(Problem(X @ X.T, Y, "HwSb", "precomputed", beta=2.0, bias_penalty=0.5), method="mm")
-    assert lin.info["certified"] and ker.info["certified"]
+    assert lin.certified and ker.certified
     # rank(G) = M = 3 ≪ n: the cheaper eigen-feature primal form is chosen (docs/theory.md §9.3 "Choice for kernels")
-    assert ker.info["form"] == "primal" and lin.info["form"] == "primal"
+    assert ker.form == "primal" and lin.form == "primal"
     assert ker.objective == pytest.approx(lin.objective, rel=1e-8)
     np.testing.assert_allclose(X.T @ ker.coef, lin.coef, atol=1e-6)
 
@@ -87,7 +87,7 @@ def test_smoothed_objective_monotone_and_exact_within_slack(multilabel_data, var
     """docs/theory.md §9.1: F̃_ε never increases; F ≤ F̃_ε ≤ F + (ε/4)Σc; F(θ_{t+1}) ≤ F̃_ε(θ_t)."""
     p = make_problem(multilabel_data, variant, "linear", alpha=0.5)
     eps = 0.05
-    result = ovn_cvx.solve(p, method="mm", eps=eps, form=form, max_iter=300, finish="none", tol=1e-13,
+    result = ovn_cvx.solve(p, method="mm", eps=eps, form=form, max_iter=300, finish="none", decrease_tol=1e-13,
                            newton=newton)
     F, Fs = result.history, result.info["smoothed_history"]
     assert F.shape == Fs.shape == (result.iterations + 1,)
@@ -109,22 +109,22 @@ def test_plain_mm_reaches_the_same_certified_optimum(multilabel_data, variant, m
     default = ovn_cvx.solve(p, method="mm", finish="polish")
     assert default.info["newton_steps"] > 0
     result = ovn_cvx.solve(p, method="mm", newton=False, finish="polish")
-    assert result.info["certified"] and result.info["newton_steps"] == 0
+    assert result.certified and result.info["newton_steps"] == 0
     assert_matches_reference(result, rtol=1e-7, ftol=1e-5, reference=tight_reference(p))
 
 
 def test_stopping_rule_with_continuation_keeps_smoothed_objective_monotone(multilabel_data, make_problem):
     p = make_problem(multilabel_data, "SwSb", "linear")
-    result = ovn_cvx.solve(p, method="mm", eps=0.5, tol=1e-6, finish="polish")
+    result = ovn_cvx.solve(p, method="mm", eps=0.5, decrease_tol=1e-6, finish="polish")
     Fs = result.info["smoothed_history"]
     assert np.all(np.diff(Fs) <= 1e-12 * Fs[0])
-    assert result.info["certified"]
+    assert result.certified
 
 
 def test_max_iter_is_not_converged(multiclass_data, make_problem):
     p = make_problem(multiclass_data, "SwHb", "linear")
     result = ovn_cvx.solve(p, method="mm", max_iter=3, finish="none")
-    assert result.status == "max_iter" and not result.success and not result.info["certified"]
+    assert result.status == "max_iter" and not result.success and not result.certified
     assert result.iterations == 3 and result.history.shape == (4,)
     assert result.objective == pytest.approx(result.history[-1], rel=1e-12)
     # without polish the answer is the ε-smoothed one: the gap to the reference is real, and bounded
@@ -136,13 +136,13 @@ def test_without_polish_gap_is_within_smoothing_bound(multiclass_data, make_prob
     """docs/theory.md §9.1.3: 0 ≤ F(θ_ε) − F* ≤ β ε n/4 (here with tol slack)."""
     p = make_problem(multiclass_data, "SwSb", "linear")
     eps = 1e-3
-    result = ovn_cvx.solve(p, method="mm", eps=eps, tol=1e-12, finish="none", max_iter=20000)
+    result = ovn_cvx.solve(p, method="mm", eps=eps, decrease_tol=1e-12, finish="none", max_iter=20000)
     ref = ovn_cvx.solve(p, solver="CLARABEL")
-    assert result.status == "inaccurate" and not result.success and not result.info["certified"]
+    assert result.status == "inaccurate" and not result.success and not result.certified
     gap = result.objective - ref.objective
     assert -1e-7 <= gap <= eps * p.cost.sum() / 4.0
-    assert gap <= result.info["gap_bound"] + 1e-9  # the proven bound holds, and is not vacuous:
-    assert result.info["gap_bound"] <= 10 * eps * p.cost.sum()
+    assert gap <= result.gap_bound + 1e-9  # the proven bound holds, and is not vacuous:
+    assert result.gap_bound <= 10 * eps * p.cost.sum()
     assert gap > 1e-3 * eps  # the ε bias is visible: it is what the polish removes
 
 
@@ -151,7 +151,7 @@ def test_warm_start_from_optimum_finishes_at_once(multilabel_data, kernel, make_
     p = make_problem(multilabel_data, "SwHb", kernel)
     cold = ovn_cvx.solve(p, method="mm")
     warm = ovn_cvx.solve(p, method="mm", warm_start=cold)
-    assert warm.info["certified"] and warm.iterations <= 1 < cold.iterations
+    assert warm.certified and warm.iterations <= 1 < cold.iterations
     assert warm.objective == pytest.approx(cold.objective, rel=1e-10)
 
 
@@ -164,7 +164,7 @@ def test_kernel_primal_form_warm_starts_at_the_given_point(multiclass_data, fini
     warm = ovn_cvx.solve(q, method="mm", form="primal", warm_start=cold, finish=finish)
     assert warm.history[0] == pytest.approx(ovn_cvx.objective(q, cold.coef, cold.b), rel=1e-9)
     if finish == "polish":
-        assert warm.info["certified"]
+        assert warm.certified
         assert_matches_reference(warm, reference=tight_reference(q))
     else:  # F̃_ε from near its minimizer: fewer iterations than from zero
         assert warm.iterations < ovn_cvx.solve(q, method="mm", form="primal", finish="none").iterations
@@ -178,7 +178,7 @@ def test_warm_started_beta_path(multiclass_data, kernel, make_problem):
         p = base.replace(beta=beta)
         warm = ovn_cvx.solve(p, method="mm", warm_start=previous)
         cold = ovn_cvx.solve(p, method="mm")
-        assert warm.info["certified"] and cold.info["certified"]
+        assert warm.certified and cold.certified
         assert warm.objective == pytest.approx(cold.objective, rel=1e-9)
         if previous is not None:
             warm_iters, cold_iters = warm_iters + warm.iterations, cold_iters + cold.iterations
@@ -211,7 +211,7 @@ def test_binary_hwhb_equals_svc(kernel, beta):
     Y = np.column_stack([y == 1, y == -1]).astype(float)
     p = Problem(X, Y, "HwHb", kernel, beta=beta, gamma=0.4)
     result = ovn_cvx.solve(p, method="mm")
-    assert result.info["certified"]
+    assert result.certified
     svc = SVC(kernel=kernel, C=beta / 2, gamma=0.4, tol=1e-10).fit(X, y)
     X_test = np.random.default_rng(1).normal(size=(30, 3))
     f = result.decision_function(np.vstack([X, X_test]))
@@ -230,8 +230,8 @@ def test_binary_hwhb_equals_svc(kernel, beta):
     ({"eps": 0.0}, ValueError, "eps"),
     ({"eps": -1e-3}, ValueError, "eps"),
     ({"eps": "small"}, TypeError, "eps"),
-    ({"tol": 0}, ValueError, "tol"),
-    ({"tol": np.nan}, ValueError, "tol"),
+    ({"decrease_tol": 0}, ValueError, "decrease_tol"),
+    ({"decrease_tol": np.nan}, ValueError, "decrease_tol"),
     ({"max_iter": 0}, ValueError, "max_iter"),
     ({"max_iter": 2.5}, TypeError, "max_iter"),
     ({"max_iter": True}, TypeError, "max_iter"),
@@ -248,6 +248,15 @@ def test_bad_options_rejected(multiclass_data, options, exc, name, make_problem)
     p = make_problem(multiclass_data, "SwHb", "linear")
     with pytest.raises(exc, match=name):
         ovn_cvx.solve(p, method="mm", **options)
+
+
+def test_tol_is_a_deprecated_alias_of_decrease_tol(multiclass_data, make_problem):
+    p = make_problem(multiclass_data, "SwHb", "linear")
+    expected = ovn_cvx.solve(p, method="mm", finish="none", decrease_tol=1e-4)
+    with pytest.warns(DeprecationWarning, match="decrease_tol"):
+        result = ovn_cvx.solve(p, method="mm", finish="none", tol=1e-4)
+    assert result.info["decrease_tol"] == 1e-4 and result.iterations == expected.iterations
+    assert result.objective == expected.objective
 
 
 def test_warm_start_of_another_problem_rejected(multiclass_data, multilabel_data, make_problem):
@@ -310,10 +319,10 @@ def test_system_fit_residuals_are_exact_under_extreme_weights(multiclass_data, f
     """An interior point's weights span ~1e±10 (pairs far from the margin get tiny ω): the residuals a stepper
     returns must still be those of its coefficients (the pair form once derived Qμ as t − μ/ω − Y_b b, a difference
     of two ~1e10 numbers, and lost every digit of r: objectives off by 1e-6 relative)."""
-    from ovn_cvx.solvers.mm import _make_stepper
+    from ovn_cvx.solvers.mm.forms import make_stepper
 
     p = make_problem(multiclass_data, "SwHb", "rbf", alpha=0.2)
-    stepper = _make_stepper(p, form)
+    stepper = make_stepper(p, form)
     n = len(p.pairs)
     omega = np.where(np.arange(n) % 3 == 0, 1e10, 1e-10)
     state = stepper.system(omega).fit(np.linspace(0.5, 1.5, n) + np.where(np.arange(n) % 3 == 0, 0.0, 1e10))

@@ -7,7 +7,7 @@ import pytest
 import ovn_cvx
 from ovn_cvx import Problem
 from ovn_cvx.duality import project_hard_constraints
-from ovn_cvx.solvers.mm import _make_stepper
+from ovn_cvx.solvers.mm.forms import make_stepper
 from ovn_cvx.solvers.mm.batched import BatchedPrimalStepper, BatchedSystem, batchable
 from ovn_cvx.solvers.mm.primal import PrimalStepper
 
@@ -26,7 +26,7 @@ def test_batched_system_solves_the_per_class_system(data, variant, make_problem)
     8 orders of magnitude agree to 1e-9, 24 orders (an interior point's last iterations) to 1e-5, where two
     backward-stable solves of such blocks differ anyway."""
     p = make_problem(data, variant, "linear")
-    assert batchable(p, p.X) and isinstance(_make_stepper(p, "auto"), BatchedPrimalStepper)
+    assert batchable(p, p.X) and isinstance(make_stepper(p, "auto"), BatchedPrimalStepper)
     batched, plain = BatchedPrimalStepper(p), PrimalStepper(p)
     rng = np.random.default_rng(1)
     target = 1.0 + rng.normal(size=len(p.pairs))
@@ -53,7 +53,7 @@ def test_batched_system_falls_back_on_a_singular_block(multiclass_data, make_pro
 def test_large_blocks_are_not_batched():
     rng = np.random.default_rng(0)
     p = Problem.from_labels(rng.normal(size=(60, 50)), np.arange(60) % 3, "SwSb")
-    assert not batchable(p, p.X) and type(_make_stepper(p, "primal")) is PrimalStepper
+    assert not batchable(p, p.X) and type(make_stepper(p, "primal")) is PrimalStepper
 
 
 @pytest.mark.parametrize("beta", [0.01, 1.0, 100.0, 1e4])
@@ -63,14 +63,14 @@ def test_early_crossover_answers_are_proven(multiclass_data, variant, beta, make
     within gap_tol, and the bound holds against the tight reference: F − F_ref ≤ F − F* ≤ bound."""
     p = make_problem(multiclass_data, variant, "linear", alpha=0.2, beta=beta)
     result = ovn_cvx.solve(p, "mm")
-    assert result.success and result.info["certified"]
-    assert result.info["relative_gap_bound"] <= result.info["gap_tol"]
+    assert result.success and result.certified
+    assert result.relative_gap_bound <= result.gap_tol
     reference = reference_objective(p)
     scale = max(1.0, abs(result.objective))
-    assert result.objective - reference <= result.info["gap_bound"] + 1e-9 * scale
+    assert result.objective - reference <= result.gap_bound + 1e-9 * scale
     assert result.objective == pytest.approx(ovn_cvx.objective(p, result.coef, result.b), rel=1e-12)
     if result.info.get("early_crossover"):
-        assert result.info["finish"] == "interior + polish"
+        assert result.finish == "interior + polish"
         assert result.objective - reference <= 1e-9 * scale  # the polish: exact to round-off
     assert result.iterations == len(result.history) - 1
 
@@ -105,13 +105,13 @@ def test_margin_sets_by_tapias_indicators():
     shrinks, u stays), an inactive pair 5e-5 from the margin whose s and u are alike (5e-5: s stays, u shrinks),
     and an ordinary margin pair. The indicators get all five; a residual band |r| ≤ 1e-6 misses the third, the
     comparison s_p < u_p the fourth."""
-    from ovn_cvx.solvers.mm.interior import Point
+    from ovn_cvx.solvers.mm.interior import PrimalDualPoint
     from ovn_cvx.solvers.mm.polish import IN_I, IN_S, IN_V, partition
     c = np.full(5, 1e4)
 
     def point(xi, s, u):
         u = np.asarray(u, dtype=float)
-        return Point(theta=None, xi=np.asarray(xi, dtype=float), s=np.asarray(s, dtype=float), u=u, nu=c - u)
+        return PrimalDualPoint(theta=None, xi=np.asarray(xi, dtype=float), s=np.asarray(s, dtype=float), u=u, nu=c - u)
 
     previous = point([0.5, 1e-7, 1e-7, 1e-7, 1e-7], [1e-6, 0.3, 1e-4, 4.8e-5, 1e-6],
                      [c[0] - 1e-6, 1e-7, 3e-3, 5e-4, 5e3])
@@ -134,7 +134,7 @@ def test_crossover_keeps_the_interior_points_biases():
     from ovn_cvx.solvers.mm.polish import IN_S, polish_partition
     X, y = load_glass(return_X_y=True)
     p = Problem.from_labels(StandardScaler().fit_transform(X), y, "SwSb", alpha=0.5, beta=0.01)
-    ipm = InteriorPoint(p, _make_stepper(p, "auto"), 1e-9)
+    ipm = InteriorPoint(p, make_stepper(p, "auto"), 1e-9)
     run = ipm.run(100, 1e-9)
     point = ipm.best.point  # past the round-off floor (here 2e-9) the iterates' free b_k drift
     sets = point.margin_sets(ipm.best.previous)
@@ -148,5 +148,5 @@ def test_crossover_keeps_the_interior_points_biases():
     minimum_norm = polish_partition(p, GramOperator(p), sets, run.bound.primal, max_rounds=1)
     assert not minimum_norm.certified and minimum_norm.certificate["complementarity"] > 1e-3
     result = ovn_cvx.solve(p, "mm")
-    assert result.success and result.info["finish"] == "interior + polish"
+    assert result.success and result.finish == "interior + polish"
     assert abs(result.objective - found.objective) <= 1e-9 * scale

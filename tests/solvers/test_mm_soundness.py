@@ -40,9 +40,9 @@ def best_reference(problem, required=True):
 def assert_sound(result, reference):
     """The bound holds (up to the round-off of evaluating F at the reference) and success means it is small."""
     scale = max(1.0, abs(result.objective))
-    assert result.objective - reference <= result.info["gap_bound"] + 1e-9 * scale
+    assert result.objective - reference <= result.gap_bound + 1e-9 * scale
     if result.success:
-        assert result.info["relative_gap_bound"] <= result.info["gap_tol"]
+        assert result.relative_gap_bound <= result.gap_tol
         assert result.objective - reference <= 1e-6 * scale
 
 
@@ -196,10 +196,10 @@ def test_pair_form_on_a_nearly_singular_gram_falls_back_to_the_primal_form():
     X = rng.normal(size=(18, 1))
     p = Problem.from_labels(X, np.arange(18) % 2, "HwSb", "rbf", beta=float(rng.uniform(1, 6)))
     pair = ovn_cvx.solve(p, "mm", form="pair")
-    assert not pair.success and pair.info["relative_gap_bound"] > pair.info["gap_tol"]
+    assert not pair.success and pair.relative_gap_bound > pair.gap_tol
     assert_sound(pair, best_reference(p))
     result = ovn_cvx.solve(p, "mm")
-    assert result.success and result.info["form"] == "primal" and "pair_attempt" in result.info
+    assert result.success and result.form == "primal" and "pair_attempt" in result.info
     assert_sound(result, best_reference(p))
     assert result.objective == pytest.approx(best_reference(p), rel=1e-7)
 
@@ -307,7 +307,7 @@ def adversarial_problems(draw):
 
 def check_sound(problem, form="auto"):
     result = ovn_cvx.solve(problem, "mm", form=form)
-    assert np.isfinite(result.info["gap_bound"])
+    assert np.isfinite(result.gap_bound)
     reference = best_reference(problem, required=False)
     assume(reference is not None)  # measured: β = 1e6 with columns of scale 1e±6 can defeat every CVXPY solver
     assert_sound(result, reference)

@@ -73,7 +73,7 @@ class BatchedSystem(PrimalSystem):
         """The batched system, or :class:`~.primal.PrimalSystem` (diagonal shifts, its errors) when a block is not
         numerically positive definite or its LU breaks down."""
         H, every = hessians.copy(), stepper.every
-        H[:, stepper.diag, stepper.diag] += stepper.kappa
+        H[:, stepper.diag, stepper.diag] += stepper.centred
         diagonal = H[:, every, every]
         if np.all(diagonal > 0):
             scale = 1.0 / np.sqrt(diagonal)

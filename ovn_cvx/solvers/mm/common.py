@@ -1,9 +1,9 @@
 """Pieces shared by the MM iterations and the polish: the smoothed hinge, the Gram operator, states."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import warnings
+from dataclasses import dataclass
+from typing import Callable, Protocol, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -95,6 +95,35 @@ def smoothed_hinge(r: np.ndarray, eps: float) -> np.ndarray:
     return out
 
 
+def hinge_slope(r: np.ndarray, eps: float) -> np.ndarray:
+    """h'_ε(t): 0 below the band, (t + ε)/(2ε) inside it, 1 above; c_p h'_ε(r_p) is the dual estimate μ_p that the
+    smoothed minimizer converges to (docs/theory.md §9.3)."""
+    return np.clip((r + eps) / (2.0 * eps), 0.0, 1.0)
+
+
+def next_eps(eps: float, factor: float, floor: float) -> float | None:
+    """The ε continuation's next floor, ε/factor but not below ``floor``; None once ε is at the floor."""
+    if eps <= floor:
+        return None
+    return max(eps / factor, floor)
+
+
+Candidate = TypeVar("Candidate")
+
+
+def backtrack(trial: Callable[[float], Candidate], value: Callable[[Candidate], float], current: float,
+              max_halvings: int) -> tuple[Candidate | None, float]:
+    """Backtracking along a direction: the first of the step lengths 1, ½, ¼, ... (``max_halvings`` of them) whose
+    point ``trial(t)`` has a ``value`` below ``current``, and t; (None, 0.0) when none has."""
+    step = 1.0
+    for _ in range(max_halvings):
+        candidate = trial(step)
+        if value(candidate) < current:
+            return candidate, step
+        step /= 2.0
+    return None, 0.0
+
+
 #: rows of a sparse X per block of the dense product X_a X_bᵀ: bounds the sparse intermediate of each block
 GRAM_BLOCK_ROWS = 512
 
@@ -172,6 +201,73 @@ class GramOperator:
         full = np.zeros((self.problem.n_samples, self.problem.n_classes))
         full[support] = A
         return full
+
+
+class ContinuationRun(Protocol):
+    """One run of a Newton engine on F̃_ε with ε continuation, as :func:`continuation` drives it: the MM phase of the
+    structured forms (``phase.MMRun``) and the matrix-free form (``matrix_free.NewtonCG``)."""
+
+    #: the iterations so far
+    iterations: int
+    #: why the run stops when ε is at its floor and the stage has converged uncertified
+    stop_at_floor: str
+
+    @property
+    def certified(self) -> bool:
+        """Whether the run holds an answer with a proven bound within gap_tol."""
+
+    def iterate(self) -> bool:
+        """One iteration on F̃_ε (or none when the stage is already known to be done); whether the stage converged."""
+
+    def end_stage(self) -> None:
+        """What a converged stage ends with (the engine's exact finish)."""
+
+    def refine_eps(self) -> bool:
+        """Continue on the next, smaller ε; False at the floor."""
+
+    def at_limit(self) -> None:
+        """What the run does when the iteration limit ends it."""
+
+
+def continuation(run: ContinuationRun, max_iter: int) -> str:
+    """The template loop of both Newton engines (docs/theory.md §9.7, §9.11): iterate on F̃_ε until the stage has
+    converged, end the stage, and stop once certified, else go on with a smaller ε; at the ε floor or after
+    ``max_iter`` iterations stop anyway. Returns why it stopped: "certified", ``run.stop_at_floor`` or
+    "max_iter"."""
+    while run.iterations < max_iter:
+        if run.certified:
+            return "certified"
+        if run.iterate():
+            run.end_stage()
+            if run.certified:
+                return "certified"
+            if not run.refine_eps():
+                return run.stop_at_floor
+    run.at_limit()
+    return "max_iter"
+
+
+class Stepper(Protocol):
+    """One structured form of the MM iteration (the primal form's class blocks, the pair form's n×n system): what
+    the MM phase, the interior point and the polish need of it."""
+
+    form: str
+    problem: Problem
+
+    def initial(self, coef=None, b=None) -> "State":
+        """The first iterate: W = 0, b = 0, or (coef, b) (a warm start, with no iterate to step back to)."""
+
+    def step(self, z: np.ndarray) -> "State":
+        """The minimizer of the quadratic majorizer at z (docs/theory.md §9.2)."""
+
+    def newton(self, state: "State", eps: float) -> "State":
+        """The generalized Newton step on F̃_ε at ``state`` (docs/theory.md §9.7)."""
+
+    def relax(self, new: "State", old: "State", t: float = 2.0) -> "State":
+        """The point old + t(new − old), in the stepper's own coordinates."""
+
+    def solution(self, state: "State") -> tuple[np.ndarray, np.ndarray]:
+        """(coef, b) of ``state`` in the reported parametrization."""
 
 
 @dataclass

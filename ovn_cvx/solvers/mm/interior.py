@@ -37,7 +37,7 @@ SUFFICIENT_DECREASE = 0.01
 
 
 @dataclass(frozen=True)
-class Point:
+class PrimalDualPoint:
     """One interior-point iterate: θ as a stepper state (residuals r = 1 − a, R, b) and the four positive vectors."""
 
     theta: State
@@ -46,7 +46,7 @@ class Point:
     u: np.ndarray
     nu: np.ndarray
 
-    def margin_sets(self, previous: "Point") -> np.ndarray:
+    def margin_sets(self, previous: "PrimalDualPoint") -> np.ndarray:
         """The active-set partition the iterate points to, by Tapia's indicators: the ratio of each slack and each
         multiplier to its value at the ``previous`` iterate. A bound that is active at the optimum has its slack
         shrink faster than its multiplier (the slack → 0, the multiplier → its positive optimum); an inactive one
@@ -82,22 +82,24 @@ class Best:
     primal: float = np.inf
     dual: float = -np.inf
     # the iterate of the best primal value and the one before it: past the round-off floor the iterates drift
-    point: Point | None = None
-    previous: Point | None = None
+    point: PrimalDualPoint | None = None
+    previous: PrimalDualPoint | None = None
+    mu: np.ndarray | None = None  # the dual-feasible point of the best dual value
 
     @property
     def bound(self) -> GapBound:
-        return GapBound(primal=self.primal, dual=self.dual)
+        return GapBound(primal=self.primal, dual=self.dual, mu=self.mu)
 
-    def update(self, problem: Problem, stepper, point: Point, previous: Point) -> bool:
+    def update(self, problem: Problem, stepper, point: PrimalDualPoint, previous: PrimalDualPoint) -> bool:
         """Evaluate the iterate (exact objective, proven dual value); True when the bound improved."""
         before = self.bound.absolute
         coef, b = project_hard_constraints(problem, *stepper.solution(point.theta))
         value = objective(problem, coef, b)
         if value < self.primal:
             self.coef, self.b, self.primal, self.point, self.previous = coef, b, value, point, previous
-        dual = gap_bound(problem, coef, b, point.u, primal=value).dual
-        self.dual = max(self.dual, dual)
+        candidate = gap_bound(problem, coef, b, point.u, primal=value)
+        if candidate.dual > self.dual:
+            self.dual, self.mu = candidate.dual, candidate.mu
         return self.bound.absolute < before
 
 
@@ -120,25 +122,26 @@ def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
 class InteriorPoint:
     """Mehrotra's predictor–corrector on the OvN QP over a stepper's structured solves (docs/theory.md §9.8)."""
 
-    def __init__(self, problem: Problem, stepper, tol: float = 1e-9):
-        """``tol`` sets only when the exact evaluation starts (:meth:`near`); :meth:`run` says when to stop."""
-        self.problem, self.stepper, self.tol = problem, stepper, tol
+    def __init__(self, problem: Problem, stepper, near_gap_tol: float = 1e-9):
+        """``near_gap_tol`` sets only when the exact evaluation starts (:meth:`near`); :meth:`run` says when to
+        stop."""
+        self.problem, self.stepper, self.near_gap_tol = problem, stepper, near_gap_tol
         self.c = problem.cost
         self.point, self.previous, self.best, self.history = None, None, None, []
         self.iterations, self.idle, self.stalled, self.pending, self.length = 0, 0, False, False, 1.0
 
-    def start(self) -> Point:
+    def start(self) -> PrimalDualPoint:
         """θ = 0, ξ = 2, s = 1, u = START_DUAL·c, ν = c − u: the slack equations hold exactly (docs/theory.md §9.8)."""
         n = self.c.size
         u = START_DUAL * self.c
-        return Point(self.stepper.initial(), np.full(n, 2.0), np.ones(n), u, self.c - u)
+        return PrimalDualPoint(self.stepper.initial(), np.full(n, 2.0), np.ones(n), u, self.c - u)
 
     @staticmethod
-    def weights(point: Point) -> np.ndarray:
+    def weights(point: PrimalDualPoint) -> np.ndarray:
         """D_p = d1 d2/(d1 + d2) with d1 = u/s, d2 = ν/ξ."""
         return 1.0 / (point.s / point.u + point.xi / point.nu)
 
-    def direction(self, system, point: Point, weight: np.ndarray, target: float,
+    def direction(self, system, point: PrimalDualPoint, weight: np.ndarray, target: float,
                   affine: Direction | None = None) -> Direction:
         """The Newton direction towards s∘u = ξ∘ν = ``target`` (0: the affine predictor), with Mehrotra's
         second-order correction when the ``affine`` direction is given."""
@@ -161,55 +164,57 @@ class InteriorPoint:
         return Direction(theta, dxi, ds, du, dnu)
 
     @staticmethod
-    def step_length(point: Point, d: Direction) -> float:
+    def step_length(point: PrimalDualPoint, d: Direction) -> float:
         """The longest step ≤ 1 that keeps s, ξ, u and ν nonnegative (one pass over the four)."""
         return _max_step(np.concatenate([point.s, point.xi, point.u, point.nu]),
                          np.concatenate([d.s, d.xi, d.u, d.nu]))
 
     @staticmethod
-    def barrier_after(point: Point, d: Direction, t: float) -> float:
+    def barrier_after(point: PrimalDualPoint, d: Direction, t: float) -> float:
         """The complementarity χ after a step of length t along d (θ is not needed for it)."""
-        return Point(None, point.xi + t * d.xi, point.s + t * d.s, point.u + t * d.u, point.nu + t * d.nu).barrier
+        return PrimalDualPoint(None, point.xi + t * d.xi, point.s + t * d.s, point.u + t * d.u,
+                               point.nu + t * d.nu).barrier
 
-    def centring(self, point: Point, affine: Direction) -> float:
+    def centring(self, point: PrimalDualPoint, affine: Direction) -> float:
         """Mehrotra's σ = (μ_aff/μ)³ from the barrier after the longest affine step."""
         return (self.barrier_after(point, affine, self.step_length(point, affine)) / point.barrier) ** 3
 
-    def longest(self, point: Point, d: Direction) -> float:
+    def longest(self, point: PrimalDualPoint, d: Direction) -> float:
         """The fraction-to-the-boundary step length."""
         return min(1.0, TO_BOUNDARY * self.step_length(point, d))
 
-    def decreases(self, point: Point, d: Direction, t: float) -> bool:
+    def decreases(self, point: PrimalDualPoint, d: Direction, t: float) -> bool:
         """Whether the step of length t lowers the complementarity χ to at most (1 − SUFFICIENT_DECREASE·t)·χ."""
         return self.barrier_after(point, d, t) <= (1.0 - SUFFICIENT_DECREASE * t) * point.barrier
 
-    def armijo(self, point: Point, d: Direction) -> float:
+    def armijo(self, point: PrimalDualPoint, d: Direction) -> float:
         """The safeguard's step length: the longest one, halved until it lowers χ enough."""
         t = self.longest(point, d)
         while not self.decreases(point, d, t) and t > 1e-12:
             t /= 2.0
         return t
 
-    def advance(self, point: Point, d: Direction, t: float) -> Point:
+    def advance(self, point: PrimalDualPoint, d: Direction, t: float) -> PrimalDualPoint:
         """The step of length t along d."""
         theta = d.theta if t == 1.0 else self.stepper.relax(d.theta, point.theta, t)
         return replace(point, theta=theta, xi=point.xi + t * d.xi, s=point.s + t * d.s, u=point.u + t * d.u,
                        nu=point.nu + t * d.nu)
 
-    def estimate(self, point: Point, value: float) -> float:
+    def estimate(self, point: PrimalDualPoint, value: float) -> float:
         """The complementarity s·u + ξ·ν (the duality gap of a primal-feasible iterate, not a proof) relative to
         max(1, |F|)."""
         return 2 * point.s.size * point.barrier / max(1.0, abs(value))
 
-    def near(self, point: Point, value: float) -> bool:
+    def near(self, point: PrimalDualPoint, value: float) -> bool:
         """Whether the iterate is worth the exact evaluation (an O(N·d) pass and the dual value): once the
-        complementarity s·u + ξ·ν, the duality gap of a feasible iterate, is within 1e3·tol of the objective.
+        complementarity s·u + ξ·ν, the duality gap of a feasible iterate, is within 1e3·near_gap_tol of the objective.
         The proven bound decides; this only saves work."""
-        return self.estimate(point, value) <= 1e3 * self.tol
+        return self.estimate(point, value) <= 1e3 * self.near_gap_tol
 
-    def run(self, max_iter: int, tol: float, pause: float | None = None, patience: int = PATIENCE) -> InteriorOutcome:
-        """Iterate until the proven relative bound is ≤ ``tol``, the bound stops improving (round-off), or
-        ``max_iter`` iterations in all. Resumable: a second call with a smaller ``tol`` continues the same run.
+    def run(self, max_iter: int, gap_tol: float, pause: float | None = None,
+            patience: int = PATIENCE) -> InteriorOutcome:
+        """Iterate until the proven relative bound is ≤ ``gap_tol``, the bound stops improving (round-off), or
+        ``max_iter`` iterations in all. Resumable: a second call with a smaller ``gap_tol`` continues the same run.
 
         ``patience``: evaluations without a better bound after which the run has stalled (from this call on).
         ``pause``: also return, before its exact evaluation, at the first iterate whose complementarity is within
@@ -223,7 +228,7 @@ class InteriorPoint:
         best, self.patience = self.best, patience
         if self.pending and (self.near(self.point, self.history[-1]) or self.iterations >= max_iter):
             self.evaluate(best)
-        converged = best.coef is not None and best.bound.relative <= tol
+        converged = best.coef is not None and best.bound.relative <= gap_tol
         while not converged and self.iterations < max_iter and not self.stalled:
             self.iterations += 1
             point, weight = self.point, self.weights(self.point)
@@ -243,10 +248,10 @@ class InteriorPoint:
             if not self.near(self.point, self.history[-1]) and self.iterations < max_iter:
                 continue
             self.evaluate(best)
-            converged = best.bound.relative <= tol
+            converged = best.bound.relative <= gap_tol
         if best.coef is None:  # no iterate evaluated yet (a limit reached at once): the current one
             self.evaluate(best)
-            converged = best.bound.relative <= tol
+            converged = best.bound.relative <= gap_tol
         return InteriorOutcome(best.coef, best.b, best.bound, self.iterations, converged, self.history)
 
     def evaluate(self, best: Best):

@@ -11,7 +11,7 @@ from scipy.linalg import LinAlgError
 
 from ...objective import regularizer, residuals
 from ...problem import Problem
-from .common import NEWTON_DAMPING, Cholesky, GramOperator, State, symmetric_solve
+from .common import NEWTON_DAMPING, Cholesky, GramOperator, State, hinge_slope, symmetric_solve
 
 
 class PairStepper:
@@ -52,8 +52,7 @@ class PairStepper:
         band = np.abs(r) < eps
         inv_omega = 2.0 * eps / self.cost
         inv_omega[~band] /= damping
-        slope = np.where(band, (r + eps) / (2.0 * eps), (r > 0).astype(float))
-        return PairSystem(self, inv_omega).fit(1.0 - r + self.cost * slope * inv_omega)
+        return PairSystem(self, inv_omega).fit(1.0 - r + self.cost * hinge_slope(r, eps) * inv_omega)
 
     @cached_property
     def Q(self) -> np.ndarray:

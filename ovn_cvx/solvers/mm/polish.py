@@ -42,9 +42,9 @@ def partition(r: np.ndarray, delta: float) -> np.ndarray:
 
 
 def polish(problem: Problem, operator: GramOperator, r: np.ndarray, reference: float, deltas, *,
-           max_rounds: int = 10, tol: float = 1e-9) -> PolishOutcome:
+           max_rounds: int = 10, kkt_tol: float = 1e-9) -> PolishOutcome:
     """Active-set polish from residuals ``r``, starting from the partition of each band half-width in
-    ``deltas`` in turn; certified only if the KKT conditions hold to ``tol`` and the objective is not above
+    ``deltas`` in turn; certified only if the KKT conditions hold to ``kkt_tol`` and the objective is not above
     ``reference`` (the MM iterate's exact objective).
 
     A fallback band wider than a non-degenerate optimum's K(d+1) margin pairs is not tried: its rounds are
@@ -54,7 +54,7 @@ def polish(problem: Problem, operator: GramOperator, r: np.ndarray, reference: f
         sets = partition(r, delta)
         if i and np.count_nonzero(sets == IN_S) > nondegenerate:
             break
-        outcome = polish_partition(problem, operator, sets, reference, max_rounds=max_rounds, tol=tol)
+        outcome = polish_partition(problem, operator, sets, reference, max_rounds=max_rounds, kkt_tol=kkt_tol)
         if outcome.certified:
             break
     return outcome
@@ -73,15 +73,15 @@ def free_limit(problem: Problem) -> int:
     return min(len(problem.pairs), max(2 * problem.n_classes * (d + 1), 500))
 
 
-def active_set_move(sets: np.ndarray, mu: np.ndarray, c: np.ndarray, r: np.ndarray, tol: float,
-                    r_tol: float) -> np.ndarray | None:
+def active_set_move(sets: np.ndarray, mu: np.ndarray, c: np.ndarray, r: np.ndarray, box_tol: float,
+                    sign_tol: float) -> np.ndarray | None:
     """One primal–dual active-set move (docs/theory.md §9.5): margin pairs whose μ_p left [0, c_p] (relative
-    ``tol``) leave S (μ_p < 0 to I, μ_p > c_p to V), V and I pairs whose r_p has the wrong sign (beyond ``r_tol``)
-    join it. The new partition, or None when no pair moves."""
+    ``box_tol``) leave S (μ_p < 0 to I, μ_p > c_p to V), V and I pairs whose r_p has the wrong sign (beyond
+    ``sign_tol``) join it. The new partition, or None when no pair moves."""
     S = np.flatnonzero(sets == IN_S)
-    low = S[mu[S] < -tol * c[S]]
-    high = S[mu[S] > c[S] * (1.0 + tol)]
-    wrong = np.flatnonzero(((sets == IN_V) & (r < -r_tol)) | ((sets == IN_I) & (r > r_tol)))
+    low = S[mu[S] < -box_tol * c[S]]
+    high = S[mu[S] > c[S] * (1.0 + box_tol)]
+    wrong = np.flatnonzero(((sets == IN_V) & (r < -sign_tol)) | ((sets == IN_I) & (r > sign_tol)))
     if not (low.size or high.size or wrong.size):
         return None
     sets = sets.copy()
@@ -91,7 +91,7 @@ def active_set_move(sets: np.ndarray, mu: np.ndarray, c: np.ndarray, r: np.ndarr
 
 def polish_partition(problem: Problem, operator: GramOperator, sets: np.ndarray, reference: float, *,
                      iterate_b: np.ndarray | None = None, iterate_mu: np.ndarray | None = None,
-                     max_rounds: int = 10, tol: float = 1e-9) -> PolishOutcome:
+                     max_rounds: int = 10, kkt_tol: float = 1e-9) -> PolishOutcome:
     """The polish from a given partition ``sets`` (IN_V, IN_S, IN_I per pair); see :func:`polish`.
 
     ``iterate_b`` and ``iterate_mu`` are an interior point's biases and multipliers, if known: a singular partition
@@ -150,8 +150,8 @@ def polish_partition(problem: Problem, operator: GramOperator, sets: np.ndarray,
 
         F = operator.apply(mu) + b
         r_new = 1.0 - y * F[sample, label]
-        r_tol = tol * max(1.0, float(np.abs(F).max()))
-        moved = active_set_move(sets, mu, c, r_new, tol, r_tol)
+        r_tol = kkt_tol * max(1.0, float(np.abs(F).max()))
+        moved = active_set_move(sets, mu, c, r_new, kkt_tol, r_tol)
         mass = np.bincount(label, weights=y * mu, minlength=K)
         m = float(mass.mean())
         b_stat = abs(float(b.sum())) if problem.hard_b else abs(m - gamma2 * float(b.sum()))
@@ -164,7 +164,7 @@ def polish_partition(problem: Problem, operator: GramOperator, sets: np.ndarray,
             "b_stationarity": b_stat,
             "n_free": int(nS),
         }
-        m_tol = tol * max(1.0, float(np.abs(mass).max()), float(np.abs(b).max()))
+        m_tol = kkt_tol * max(1.0, float(np.abs(mass).max()), float(np.abs(b).max()))
         consistent = (certificate["mass_spread"] <= m_tol and b_stat <= m_tol
                       and np.all(np.abs(r_new[S]) <= r_tol))
         if consistent and moved is None:

@@ -11,9 +11,8 @@ import scipy.sparse as sp
 from scipy.linalg import lu_factor, lu_solve
 
 from ...kernels import KernelFactor
-from ...objective import coupled_square
 from ...problem import Problem
-from .common import NEWTON_DAMPING, Cholesky, State
+from .common import NEWTON_DAMPING, Cholesky, State, hinge_slope
 
 
 def _weighted_gram(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -47,10 +46,11 @@ class PrimalStepper:
         self.slices = [slice(bounds[k], bounds[k + 1]) for k in range(K)]
         self.diag = np.arange(d)
         self.sign, self.cost = pairs.sign, problem.cost
-        self.kappa = 1.0 if problem.hard_w else 1.0 - problem.alpha
+        self.coupling = problem.coupling_ops
+        self.centred = self.coupling.centred
         # coordinates of s = Σ_k θ_k: free ones carry q = C̄ s, constrained ones (s = 0) carry a multiplier q
         free = np.array([not problem.hard_w] * d + [not problem.hard_b])
-        cbar = np.array([problem.alpha] * d + [2.0 * problem.bias_penalty])
+        cbar = np.array([self.coupling.off_diagonal] * d + [2.0 * problem.bias_penalty])
         self.free = free.astype(float)
         self.e = np.where(free, cbar, 1.0)
 
@@ -76,7 +76,7 @@ class PrimalStepper:
         return State((theta, u), 1.0 - self.sign * u, self._reg(theta), theta[:, -1].copy())
 
     def _reg(self, theta: np.ndarray) -> float:
-        return 0.5 * coupled_square(self.problem, theta[:, :-1].T)
+        return 0.5 * self.coupling.square(theta[:, :-1].T)
 
     def initial(self, coef=None, b=None) -> State:
         theta = np.zeros((self.problem.n_classes, self.d + 1))
@@ -113,7 +113,7 @@ class PrimalStepper:
         theta, r = state.params[0], state.r
         sloped = np.flatnonzero(r > -eps)
         band = sloped[r[sloped] < eps]
-        slope = self.sign[sloped] * self.cost[sloped] * np.minimum((r[sloped] + eps) / (2.0 * eps), 1.0)
+        slope = self.sign[sloped] * self.cost[sloped] * hinge_slope(r[sloped], eps)
         curv = (1.0 - damping) * self.cost[band] / (2.0 * eps)
         sloped_cuts, band_cuts = np.searchsorted(sloped, self.bounds), np.searchsorted(band, self.bounds)
         hessians = (damping / (2.0 * eps)) * self.cost_gram
@@ -151,7 +151,7 @@ class PrimalSystem:
         self.blocks, columns = [], np.zeros((D, coupled.size))
         units = np.eye(D)[:, coupled]
         for k, H in enumerate(hessians):
-            H[stepper.diag, stepper.diag] += stepper.kappa
+            H[stepper.diag, stepper.diag] += stepper.centred
             self.blocks.append(Cholesky(H, f"MM block {k} of the majorizer"))
             columns += self.blocks[-1].solve(units)
         system = np.diag(stepper.free)

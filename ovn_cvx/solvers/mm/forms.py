@@ -1,0 +1,107 @@
+"""The choice of form (docs/theory.md §9.3, §9.11): the primal or the pair form's structured systems, or the
+matrix-free form, by their cost per step and their memory; a cold start's MM phase first where it wins."""
+from __future__ import annotations
+
+import scipy.sparse as sp
+
+from ..._memory import check_fits, fits
+from ...problem import KERNEL_REMEDY, Problem
+from ...result import SolveResult
+from .batched import BatchedPrimalStepper, batchable
+from .common import GramOperator
+from .pairs import PairStepper
+from .primal import PrimalStepper
+
+#: a cold start with at least this many pairs (primal form) tries the MM phase first, for at most
+#: MM_FIRST_BUDGET iterations (measured on blobs: 10–17 iterations when the polish certifies)
+MM_FIRST_PAIRS = 5000
+MM_FIRST_BUDGET = 25
+MM_FIRST_FREE = 1000
+#: ... or with more free parameters, when the pairs outnumber them this many times (see mm_first)
+MM_FIRST_RATIO = 5
+#: the largest structured system (entries) the "auto" form builds for a linear problem; beyond it, matrix-free
+#: (2**27 doubles = 1 GiB)
+STRUCTURED_BUDGET = 2**27
+#: problems with more pairs than this many per feature (n ≥ 4 000·(M+1)) go matrix-free under "auto" even when a
+#: structured form fits. Measured, primal form against matrix-free: dense blobs (M = 50, K = 5) 2.1 s / 2.5 s at
+#: N = 100 000 (1 960 pairs per feature), 11.1 s / 4.9 s at 300 000, and at 1 000 000 the primal form's interior point
+#: ended "inaccurate" after 65 s where the matrix-free form certified in 15 s; Nyström features (N = 100 000,
+#: M = 1 000) 24 s / 57 s (docs/theory.md §9.11)
+MATRIX_FREE_PAIRS = 4000
+#: the largest condition number of P for which "auto" may choose the pair form (which works with P⁻¹)
+PAIR_CONDITION = 1e4
+
+
+def make_stepper(problem: Problem, form: str):
+    """The iteration of the cheaper form (docs/theory.md §9.3 "Choice for kernels"): per iteration the primal
+    form costs about n·d² (the class blocks) + K·d³ (their factors), the pair form n³/3, with d the rank of the
+    features (M for linear problems: wide data such as scene, M = 294 at N = 300, is cheaper in pair form)."""
+    if form == "auto":
+        n, d, K = len(problem.pairs), problem.rank_bound + 1, problem.n_classes
+        # the pair form works with P⁻¹: near the ends of α its condition number (≥ 1e4) costs the b-equations
+        # their accuracy, and the primal form never inverts P (eigenvalues 1 − α and 1 + (K − 1)α; hard w: P = I)
+        conditioned = problem.coupling_ops.condition <= PAIR_CONDITION
+        form = "primal" if n * d * d + K * d ** 3 < n ** 3 / 3 or not conditioned else "pair"
+    if problem.is_kernel:
+        check_fits(kernel_peak(problem, form), f"the MM solver's {form} form of {problem!r}", KERNEL_REMEDY)
+    if form == "pair":
+        return PairStepper(problem, GramOperator(problem))
+    factor = problem.kernel_factor if problem.is_kernel else None
+    if batchable(problem, problem.X if factor is None else factor.features):
+        return BatchedPrimalStepper(problem, factor)  # tiny blocks: the class loop vectorized (docs/theory.md §9.7)
+    return PrimalStepper(problem, factor)
+
+
+def kernel_peak(problem: Problem, form: str) -> int:
+    """Bytes a kernel problem's structured form allocates at its peak, at least: N² + 4n² doubles in pair form (the
+    Gram, the n×n pair matrix and its factors), 2N² + (2 + 4K)·d² in primal form (the Gram, the N×d eigen-features,
+    the K class blocks of (d+1)², their factors and inverses); less the Gram of a precomputed kernel, which is the
+    caller's. A lower bound, so that only what cannot fit is refused: measured with tracemalloc, the peak is
+    1.0–1.3× it (docs/theory.md §9.13)."""
+    N, n, K = problem.n_samples, len(problem.pairs), problem.n_classes
+    doubles = N * N + 4 * n * n if form == "pair" else 2 * N * N + (2 + 4 * K) * problem.rank_bound ** 2
+    if problem.is_precomputed:
+        doubles -= N * N
+    return 8 * doubles
+
+
+def out_of_reach(problem: Problem) -> bool:
+    """Whether "auto" takes the matrix-free form: both structured forms exceed STRUCTURED_BUDGET entries (the
+    primal form's K blocks of (d+1)² and its n×(d+1) pair rows for dense data, the pair form's n×n matrix), or there
+    are at least MATRIX_FREE_PAIRS pairs per feature. Linear problems only: a kernel problem has its N×N Gram
+    already."""
+    if problem.is_kernel:
+        return False
+    n, d, K = len(problem.pairs), problem.n_features + 1, problem.n_classes
+    rows = n * d if not sp.issparse(problem.X) else 0
+    return min(K * d * d + rows, n * n) > STRUCTURED_BUDGET or n >= MATRIX_FREE_PAIRS * d
+
+
+def retry_in_primal(problem, result: SolveResult, finish: str) -> bool:
+    """Whether "auto" re-solves an uncertified pair-form finish in the primal form (where its blocks fit): the pair
+    form's systems carry the Gram matrix's condition number, and on a nearly singular Gram (an RBF kernel on 1-D
+    data) its interior point stalls short of gap_tol where the primal form's, on the eigen-features, certifies
+    (measured: 17–19 points, bounds 2.6e-6 and 4.2e-4 against 3e-15 and 5e-10; docs/theory.md §9.8)."""
+    d, K = problem.rank_bound + 1, problem.n_classes
+    return (result.form == "pair" and finish in ("auto", "interior") and not result.success
+            and K * d * d <= STRUCTURED_BUDGET and (not problem.is_kernel or fits(kernel_peak(problem, "primal"))))
+
+
+def better(primal: SolveResult, pair: SolveResult) -> SolveResult:
+    """The result with the smaller proven bound; the primal one records the pair form's attempt."""
+    primal.info["pair_attempt"] = {"relative_gap_bound": pair.relative_gap_bound, "finish": pair.finish,
+                                   "iterations": pair.iterations}
+    return primal if primal.relative_gap_bound <= pair.relative_gap_bound else pair
+
+
+def mm_first(problem: Problem, stepper) -> bool:
+    """Whether a cold start tries the MM phase (Newton steps, polish) before the interior point: in primal form
+    with many pairs, where a Newton iteration touches only the band while an interior-point iteration forms
+    every class block (measured, blobs N = 10000: 0.038 s against 0.18 s when the polish certifies; 0.21 s
+    against 0.69 s uncertified when the optimum is degenerate, so the phase gets a budget), and with few free
+    parameters K(d+1) or many pairs per free parameter: the polish solves a system of the margin set's size
+    (scene with every non-label a negative, 7 266 pairs, K(d+1) = 1770, 4.1 pairs per parameter: the phase cost
+    2.6 s, the interior point alone 1.6 s; 100 000 pairs on 1 000 Nyström features, K = 5, 20 pairs per
+    parameter: 12 s, certified after 8 iterations, against 108 s for the interior point)."""
+    n, free = len(problem.pairs), problem.n_classes * (problem.rank_bound + 1)
+    return stepper.form == "primal" and n >= MM_FIRST_PAIRS and (free <= MM_FIRST_FREE or n >= MM_FIRST_RATIO * free)
