@@ -114,7 +114,7 @@ def measure(sizes, mm_max: int, memory: bool):
         for method, negatives in methods:
             seconds, result = timed(lambda: ovn(X, y, negatives, method))
             row = {"N": n, "model": f"OvN {method}, negatives={negatives!r}", "time": seconds,
-                   "ratio": seconds / svc_time, "gap": result.info["relative_gap_bound"], "status": result.status,
+                   "ratio": seconds / svc_time, "gap": result.relative_gap_bound, "status": result.status,
                    "iterations": result.iterations}
             if memory and method == "smo":
                 row["peak"] = traced_peak(lambda: ovn(X, y, negatives, method))

@@ -48,7 +48,10 @@ class Mutant:
     what: str
 
 
-MM = "ovn_cvx/solvers/mm/__init__.py"
+RESULT = "ovn_cvx/result.py"
+VERDICT = "ovn_cvx/solvers/verdict.py"
+FORMS = "ovn_cvx/solvers/mm/forms.py"
+FINISH = "ovn_cvx/solvers/mm/finish.py"
 DUALITY = "ovn_cvx/duality.py"
 MATRIX_FREE = "ovn_cvx/solvers/mm/matrix_free.py"
 INTERIOR = "ovn_cvx/solvers/mm/interior.py"
@@ -85,24 +88,26 @@ MUTANTS = (
     Mutant("D12", DUALITY, "value -= m * m / (4.0 * problem.bias_penalty)",
            "value += m * m / (4.0 * problem.bias_penalty)", "dual value: soft-b term with the wrong sign"),
     # the fast solver's verdict and choices
-    Mutant("M1", MM, "if bound.relative <= gap_tol:", "if bound.relative <= 10 * gap_tol:",
+    Mutant("M1", RESULT, "bool(relative_gap_bound <= gap_tol)", "bool(relative_gap_bound <= 10 * gap_tol)",
            "verdict accepts 10 × gap_tol"),
-    Mutant("M2", MM, "if bound.relative <= gap_tol:", "if bound.absolute <= gap_tol:", "verdict on the absolute bound"),
-    Mutant("M3", MM, "if bound.relative <= gap_tol:", "if bound.relative < gap_tol:", "verdict: < instead of ≤"),
-    Mutant("M4", MM, 'return primal if primal.info["relative_gap_bound"] <= pair.info["relative_gap_bound"] else pair',
-           'return primal if primal.info["relative_gap_bound"] >= pair.info["relative_gap_bound"] else pair',
+    Mutant("M2", VERDICT, "if within_gap_tol(bound.relative, gap_tol):", "if within_gap_tol(bound.absolute, gap_tol):",
+           "verdict on the absolute bound"),
+    Mutant("M3", RESULT, "bool(relative_gap_bound <= gap_tol)", "bool(relative_gap_bound < gap_tol)",
+           "verdict: < instead of ≤"),
+    Mutant("M4", FORMS, "return primal if primal.relative_gap_bound <= pair.relative_gap_bound else pair",
+           "return primal if primal.relative_gap_bound >= pair.relative_gap_bound else pair",
            "form retry keeps the larger bound"),
-    Mutant("M5", MM, 'certified=status == "optimal"', "certified=True", "every result claims certified"),
-    Mutant("M6", MM, "bound.relative <= min(options.gap_tol, tol or np.inf)",
-           "bound.relative <= max(options.gap_tol, tol or np.inf)", "polish accepted whatever its bound"),
+    Mutant("M5", RESULT, "return within_gap_tol(self.relative_gap_bound, self.gap_tol)", "return True",
+           "every result claims certified"),
+    Mutant("M6", FINISH, "bound.relative <= min(options.gap_tol, accept_gap_tol or np.inf)",
+           "bound.relative <= max(options.gap_tol, accept_gap_tol or np.inf)", "polish accepted whatever its bound"),
     Mutant("M7", MATRIX_FREE, "if self.best is None or bound.absolute < self.best[1].absolute:",
            "if self.best is None or bound.absolute > self.best[1].absolute:", "matrix-free keeps the larger bound"),
-    Mutant("M8", MATRIX_FREE, "return self.best is not None and self.best[1].relative <= self.gap_tol",
-           "return self.best is not None and self.best[1].absolute <= self.gap_tol",
-           "matrix-free stops on the absolute bound"),
-    Mutant("M9", INTERIOR, "self.dual = max(self.dual, dual)", "self.dual = min(self.dual, dual)",
+    Mutant("M8", MATRIX_FREE, "within_gap_tol(self.best[1].relative, self.gap_tol)",
+           "within_gap_tol(self.best[1].absolute, self.gap_tol)", "matrix-free stops on the absolute bound"),
+    Mutant("M9", INTERIOR, "if candidate.dual > self.dual:", "if candidate.dual < self.dual:",
            "interior point keeps the worst dual value"),
-    Mutant("M10", MM, "objective=bound.primal, status=status", "objective=bound.dual, status=status",
+    Mutant("M10", VERDICT, '{"objective": bound.primal,', '{"objective": bound.dual,',
            "the dual value reported as the objective"),
     # the KKT certificate
     Mutant("K1", KKT, "return bool(self.max_residual() <= tol and all(v <= constraint_tol for v in constraints))",

@@ -18,7 +18,7 @@ problem = ovn_cvx.Problem.from_labels(X, y, variant="SwHb", alpha=0.2, beta=1.0)
 
 result = ovn_cvx.solve(problem, method="mm")
 reference = ovn_cvx.solve(problem, method="cvxpy", solver="CLARABEL")
-gap_bound = result.info["gap_bound"]  # typed field after merge: result.gap_bound
+gap_bound = result.gap_bound
 print(f"status {result.status!r}, success {result.success}")
 print(f"F = {result.objective:.10f}, proven F - F* <= {gap_bound:.2e}")
 print(f"reference F = {reference.objective:.10f}, |F - F_ref| = {abs(result.objective - reference.objective):.2e}")

@@ -31,6 +31,7 @@ from .objective import objective
 from .problem import Problem
 from .result import SolveResult
 from .solvers.bound import bound_fields
+from .solvers.verdict import GAP_TOL
 
 #: the QP solver that :func:`solve_qp` calls directly (a core dependency); any other name is a qpsolvers back end
 DIRECT_SOLVER = "clarabel"
@@ -213,7 +214,7 @@ def _solve_qpsolvers(qp: QP, solver: str, **options) -> tuple[np.ndarray | None,
     return (solution.x if found else None), ("optimal" if found else "solver_error"), None
 
 
-def solve_qp(problem: Problem, solver: str = DIRECT_SOLVER, *, gap_tol: float = 1e-6, **options) -> SolveResult:
+def solve_qp(problem: Problem, solver: str = DIRECT_SOLVER, *, gap_tol: float = GAP_TOL, **options) -> SolveResult:
     """Export ``problem`` (:func:`export`) and solve the QP: ``solver="clarabel"`` calls Clarabel's Python API
     (``options`` are its settings, e.g. ``tol_gap_abs``); any other name is a ``qpsolvers`` back end ("piqp",
     "proxqp", "daqp", "highs", "cvxopt", "osqp", ...; ``options`` go to it). The status is "optimal" when the

@@ -1,8 +1,9 @@
 """Boundary tests of the code that decides "optimal", "certified" or "correct": every threshold just inside, just
 outside and at NaN, and the proven bound's ingredients on data with known negatives.
 
-The fast solver's internals are reached through two names only, ``_verdict`` and ``_better`` of
-``ovn_cvx.solvers.mm`` (the verdict and the choice between two forms' answers); everything else is public.
+The solvers' internals are reached through two names only: the one verdict (``ovn_cvx.solvers.verdict.verdict``)
+and the fast solver's choice between two forms' answers (``ovn_cvx.solvers.mm.forms.better``); everything else is
+public.
 ``benchmarks/mutation.py`` runs this file against small plausible bugs in that code.
 """
 from fractions import Fraction
@@ -17,7 +18,8 @@ import ovn_cvx
 from ovn_cvx import Problem, alpha_interval
 from ovn_cvx.duality import GapBound, dual_value, feasible_dual, gap_bound
 from ovn_cvx.kkt import CONSTRAINT_TOL, KKT_TOL, KKTCertificate, box_violation, kkt_certificate
-from ovn_cvx.solvers.mm import _better, _verdict
+from ovn_cvx.solvers.mm.forms import better as _better
+from ovn_cvx.solvers.verdict import verdict as _verdict
 from ovn_cvx.verify.checks import CheckResult
 
 #: the soundness searches are derandomized: the same examples on every run, so a pass is reproducible
@@ -62,7 +64,7 @@ def test_gap_bound_is_absolute_over_max_one_and_abs_f(primal, dual, absolute, re
 
 
 def _answer(bound):
-    return SimpleNamespace(info={"relative_gap_bound": bound, "finish": "interior"}, iterations=3)
+    return SimpleNamespace(relative_gap_bound=bound, finish="interior", info={}, iterations=3)
 
 
 @pytest.mark.parametrize("primal, pair, chosen", [(1e-7, 2e-2, "primal"), (2e-2, 1e-7, "pair"),
@@ -94,12 +96,11 @@ def reference_objective(negatives):
                                      {"finish": "none", "max_iter": 30}])
 def test_every_answer_reports_its_own_bound_and_success_only_within_it(negatives, reference_objective, options):
     result = ovn_cvx.solve(negatives, method="mm", **options)
-    info = result.info  # typed fields after merge
     F = ovn_cvx.objective(negatives, result.coef, result.b)
     assert result.objective == pytest.approx(F, rel=1e-12)
-    assert info["relative_gap_bound"] == info["gap_bound"] / max(1.0, abs(F))
-    assert result.success == info["certified"] == (info["relative_gap_bound"] <= info["gap_tol"])
-    assert F - reference_objective <= info["gap_bound"] + 1e-9 * max(1.0, abs(F))  # the bound is a bound
+    assert result.relative_gap_bound == result.gap_bound / max(1.0, abs(F))
+    assert result.success == result.certified == (result.relative_gap_bound <= result.gap_tol)
+    assert F - reference_objective <= result.gap_bound + 1e-9 * max(1.0, abs(F))  # the bound is a bound
     if options.get("finish") != "none":
         assert result.success  # an easy problem: every finish certifies it
 
@@ -110,7 +111,7 @@ def test_a_gap_tol_below_round_off_is_met_or_refused(negatives, options, gap_tol
     """gap_tol near or below the round-off floor (the bounds reached are ~3e-14): every path — the early crossover,
     the interior point's polish, MM's polish, the matrix-free finish — says "optimal" only with its bound within it."""
     result = ovn_cvx.solve(negatives, method="mm", gap_tol=gap_tol, **options)
-    assert result.success == (result.info["relative_gap_bound"] <= gap_tol)  # typed field after merge
+    assert result.success == (result.relative_gap_bound <= gap_tol)
 
 
 @pytest.mark.parametrize("gap_tol", [1e-12, 1e-15])
@@ -119,7 +120,7 @@ def test_a_warm_polish_is_optimal_only_within_gap_tol(negatives, gap_tol):
     not at 1e-15."""
     warm = ovn_cvx.solve(negatives, method="mm")
     result = ovn_cvx.solve(negatives.replace(beta=2.2), method="mm", gap_tol=gap_tol, warm_start=warm)
-    assert result.success == (result.info["relative_gap_bound"] <= gap_tol)
+    assert result.success == (result.relative_gap_bound <= gap_tol)
     assert result.success == (gap_tol == 1e-12)
 
 

@@ -260,6 +260,6 @@ def test_extreme_costs_inside_the_range_get_an_answer_with_its_bound(weights, fo
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         result = ovn_cvx.solve(_costs_problem(**weights), "mm", form=form)
-    bound = result.info["relative_gap_bound"]  # typed field after merge
+    bound = result.relative_gap_bound
     assert np.isfinite(result.objective) and not np.isnan(bound)
     assert result.success == (bound <= 1e-6)

@@ -44,3 +44,4 @@ def bound_fields(problem: Problem, coef, b, gap_tol: float) -> tuple[dict, bool]
     fields = {"gap_bound": bound.absolute, "relative_gap_bound": bound.relative, "dual_objective": bound.dual,
               "dual": signed_dual(problem, bound.mu), "gap_tol": gap_tol}
     return fields, within_gap_tol(bound.relative, gap_tol), time.perf_counter() - start
+

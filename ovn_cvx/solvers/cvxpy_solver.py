@@ -14,10 +14,10 @@ from ..objective import objective
 from ..problem import Problem
 from ..result import SolveResult
 from .bound import bound_fields
+from .verdict import GAP_TOL
 
 DEFAULT_SOLVER = "CLARABEL"
 #: the relative proven bound a back end's "optimal" must reach to be reported as "optimal" (the fast solver's default)
-DEFAULT_GAP_TOL = 1e-6
 #: Clarabel's options for a tight reference (gaps and feasibility 1e-10): at its defaults Clarabel leaves
 #: |Δf| up to ~1e-4 on the suite's problems, while the certified MM solutions are exact to round-off
 TIGHT_CLARABEL = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "tol_ktratio": 1e-8}
@@ -64,7 +64,7 @@ def check_solver(solver: str | None) -> str:
 
 
 def solve_cvxpy(problem: Problem, solver: str | None = None, *, parametrization: str | None = None,
-                formulation: Formulation | None = None, gap_tol: float = DEFAULT_GAP_TOL, **options) -> SolveResult:
+                formulation: Formulation | None = None, gap_tol: float = GAP_TOL, **options) -> SolveResult:
     """Solve with CVXPY. ``options`` go to ``cvxpy.Problem.solve`` (hence to the solver).
 
     ``parametrization`` (kernel problems): "eigen" (default) or "coef", see :func:`ovn_cvx.formulations.build`.

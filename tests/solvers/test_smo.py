@@ -40,7 +40,7 @@ def assert_matches_reference(problem, result, reference=None):
     assert abs(result.objective - reference.objective) <= 1e-6 * scale
     assert result.objective == pytest.approx(ovn_cvx.objective(problem, result.coef, result.b), rel=1e-12)
     assert all(v <= 1e-8 for v in constraint_violation(problem, result.coef, result.b).values())
-    assert result.info["relative_gap_bound"] <= result.info["gap_tol"]
+    assert result.relative_gap_bound <= result.gap_tol
 
 
 @pytest.mark.parametrize("negatives", ["none", "rest"])
@@ -67,7 +67,7 @@ def test_soft_bias_without_penalty_keeps_the_masses_at_zero():
     result = ovn_cvx.solve(problem, "smo", gap_tol=TIGHT)
     assert_matches_reference(problem, result)
     assert result.info["mass_steps"] == 0
-    assert np.abs(result.info["dual"].sum(axis=0)).max() <= 1e-12
+    assert np.abs(result.dual.sum(axis=0)).max() <= 1e-12
 
 
 def test_binary_hwhb_is_svc():
@@ -116,7 +116,7 @@ def test_warm_start_reaches_the_cold_optimum_in_fewer_steps(variant):
     neighbour = problem.replace(beta=1.1 * problem.beta)
     cold = ovn_cvx.solve(neighbour, "smo", gap_tol=TIGHT)
     warm = ovn_cvx.solve(neighbour, "smo", gap_tol=TIGHT, warm_start=previous)
-    from_array = ovn_cvx.solve(neighbour, "smo", gap_tol=TIGHT, warm_start=previous.info["dual"])
+    from_array = ovn_cvx.solve(neighbour, "smo", gap_tol=TIGHT, warm_start=previous.dual)
     assert cold.success and warm.success and from_array.success
     assert warm.objective == pytest.approx(cold.objective, rel=2e-9)
     assert warm.iterations < cold.iterations
@@ -138,8 +138,8 @@ def test_step_budget_gives_an_honest_answer():
     result = ovn_cvx.solve(problem, "smo", max_iter=5)
     assert result.status == "max_iter" and not result.success and result.iterations == 5
     reference = ovn_cvx.solve(problem, "cvxpy")
-    assert result.objective - reference.objective <= result.info["gap_bound"] * (1 + 1e-9)
-    assert result.info["relative_gap_bound"] > result.info["gap_tol"]
+    assert result.objective - reference.objective <= result.gap_bound * (1 + 1e-9)
+    assert result.relative_gap_bound > result.gap_tol
 
 
 def test_optimal_exactly_at_gap_tol_and_not_just_below_it():
@@ -147,12 +147,12 @@ def test_optimal_exactly_at_gap_tol_and_not_just_below_it():
     gap_tol and "max_iter" when gap_tol is a hair smaller."""
     problem = make("SwHb", "rbf", "rest", 0.0, n_samples=120)
     first = ovn_cvx.solve(problem, "smo", tol=1e-4, gap_tol=1.0)
-    bound, steps = first.info["relative_gap_bound"], first.iterations
+    bound, steps = first.relative_gap_bound, first.iterations
     assert first.success and 0 < bound < 1
     at = ovn_cvx.solve(problem, "smo", tol=1e-4, gap_tol=bound, max_iter=steps)
     below = ovn_cvx.solve(problem, "smo", tol=1e-4, gap_tol=bound * (1 - 1e-9), max_iter=steps)
-    assert at.success and at.info["relative_gap_bound"] == bound
-    assert below.status == "max_iter" and not below.success and below.info["relative_gap_bound"] == bound
+    assert at.success and at.relative_gap_bound == bound
+    assert below.status == "max_iter" and not below.success and below.relative_gap_bound == bound
 
 
 def test_a_tiny_cache_gives_the_same_answer():
@@ -172,7 +172,7 @@ def test_no_false_success_on_adversarial_problems(problem):
     not done after 10⁵ steps): the step budget keeps the test short, the answer must be honest either way."""
     kernel = problem.replace(X=problem.X @ problem.X.T, kernel="precomputed")
     result = ovn_cvx.solve(kernel, "smo", max_iter=20000)
-    assert np.isfinite(result.info["gap_bound"])
+    assert np.isfinite(result.gap_bound)
     reference = best_reference(problem, required=False)
     assume(reference is not None)
     assert_sound(result, reference)

@@ -57,8 +57,8 @@ def test_matches_the_reference(variant, alpha, fmt, negatives, beta):
     with no_densified_patterns(problem.n_features):
         result = solve_linear(problem)
     reference = _reference(variant, negatives, alpha, beta)
-    assert result.success and result.method == "smo" and result.info["certified"]
-    assert result.info["relative_gap_bound"] <= result.info["gap_tol"] == 1e-6
+    assert result.success and result.method == "smo" and result.certified
+    assert result.relative_gap_bound <= result.gap_tol == 1e-6
     assert abs(result.objective - reference) <= 1e-6 * max(1.0, abs(reference))
     assert result.objective == pytest.approx(ovn_cvx.objective(problem, result.coef, result.b), rel=1e-12)
     assert all(value <= 1e-8 for value in constraint_violation(problem, result.coef, result.b).values())
@@ -68,7 +68,7 @@ def test_matches_the_reference(variant, alpha, fmt, negatives, beta):
 def test_the_dual_point_is_feasible_and_behind_the_bound():
     problem = _problem("SwHb", "rest", 0.5, 5.0)
     result = solve_linear(problem)
-    M = result.info["dual"]  # typed field after merge
+    M = result.dual
     pairs = problem.pairs
     mu = pairs.sign * M[pairs.sample, pairs.label]
     assert M.shape == (problem.n_samples, problem.n_classes)
@@ -76,7 +76,7 @@ def test_the_dual_point_is_feasible_and_behind_the_bound():
     masses = np.bincount(pairs.label, weights=M[pairs.sample, pairs.label], minlength=problem.n_classes)
     assert np.ptp(masses) <= 1e-12 * np.abs(masses).max()
     np.testing.assert_allclose(feasible_dual(problem, mu), mu, rtol=0, atol=1e-14 * problem.cost.max())
-    assert result.info["gap_bound"] == pytest.approx(result.objective - dual_value(problem, mu), abs=1e-12)
+    assert result.gap_bound == pytest.approx(result.objective - dual_value(problem, mu), abs=1e-12)
 
 
 def test_warm_start_gives_the_cold_optimum_with_less_work():
@@ -88,7 +88,7 @@ def test_warm_start_gives_the_cold_optimum_with_less_work():
     problem = Problem(X, Y, "SwHb", beta=1.05)
     cold = solve_linear(problem)
     warm = solve_linear(problem, warm_start=first)
-    from_matrix = solve_linear(problem, warm_start=first.info["dual"])
+    from_matrix = solve_linear(problem, warm_start=first.dual)
     assert cold.success and warm.success and from_matrix.success
     assert warm.objective == pytest.approx(cold.objective, rel=2e-6)
     assert from_matrix.objective == pytest.approx(cold.objective, rel=2e-6)
@@ -99,18 +99,18 @@ def test_budget_exhausted_is_an_honest_max_iter():
     """One round with a tolerance no bound reaches: "max_iter", not a success, and the bound still holds."""
     problem = _problem("SwSb", "rest", 0.0, 5.0)
     result = solve_linear(problem, max_iter=1, max_sweeps=1, gap_tol=1e-300)
-    assert result.status == "max_iter" and not result.success and not result.info["certified"]
-    assert np.isfinite(result.info["gap_bound"]) and result.info["relative_gap_bound"] > 1e-300
-    assert result.objective - _reference("SwSb", "rest", 0.0, 5.0) <= result.info["gap_bound"] + 1e-9
+    assert result.status == "max_iter" and not result.success and not result.certified
+    assert np.isfinite(result.gap_bound) and result.relative_gap_bound > 1e-300
+    assert result.objective - _reference("SwSb", "rest", 0.0, 5.0) <= result.gap_bound + 1e-9
 
 
 @pytest.mark.parametrize("slack", [0.5, 2.0])
 def test_certified_exactly_when_the_bound_is_within_gap_tol(slack):
     """A gap_tol just below the bound an unfinished run has: not certified; just above it: certified."""
     problem = _problem("SwHb", "rest", 0.0, 5.0)
-    bound = solve_linear(problem, max_iter=1, max_sweeps=2, gap_tol=1e-300).info["relative_gap_bound"]
+    bound = solve_linear(problem, max_iter=1, max_sweeps=2, gap_tol=1e-300).relative_gap_bound
     result = solve_linear(problem, max_iter=1, max_sweeps=2, gap_tol=slack * bound)
-    assert result.info["relative_gap_bound"] == bound
+    assert result.relative_gap_bound == bound
     assert result.success is (slack > 1)
 
 
@@ -120,7 +120,7 @@ def test_the_bound_never_lies_on_adversarial_problems(problem):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         result = solve_linear(problem, max_iter=200)
-    assert np.isfinite(result.info["gap_bound"])
+    assert np.isfinite(result.gap_bound)
     reference = best_reference(problem, required=False)
     if reference is not None:
         assert_sound(result, reference)
@@ -141,7 +141,7 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="warm_start"):
         solve_linear(problem, warm_start=np.full((problem.n_samples, problem.n_classes), np.nan))
     without_dual = dataclasses.replace(solve_linear(problem), info={})
-    if hasattr(without_dual, "dual"):  # typed field after merge
+    if hasattr(without_dual, "dual"):
         without_dual.dual = None
     with pytest.raises(ValueError, match="warm_start"):
         solve_linear(problem, warm_start=without_dual)

@@ -16,11 +16,6 @@
 """
 from __future__ import annotations
 
-# the names sibling modules of the package imported from here before the split (the verdict, the choice between
-# two forms' answers, the BLAS controller now in ovn_cvx._blas); import them from their modules
-from ..._blas import blas_controller  # noqa: F401
 from .driver import solve_mm
-from .forms import better as _better  # noqa: F401
-from .options import verdict as _verdict  # noqa: F401
 
 __all__ = ["solve_mm"]

@@ -12,7 +12,8 @@ from ...result import SolveResult
 from .finish import run_finish
 from .forms import better, make_stepper, out_of_reach, retry_in_primal
 from .matrix_free import solve_matrix_free
-from .options import FINISHES, FORMS, Options, check_flag, check_warm_start, pack_result, verdict
+from ..verdict import GAP_TOL, verdict
+from .options import FINISHES, FORMS, Options, check_flag, check_warm_start, pack_result
 
 def _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b) -> SolveResult:
     """form="matrix-free" (docs/theory.md §9.11): Newton-CG with ε continuation, the same proven bound."""
@@ -28,7 +29,7 @@ def _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b) -> SolveResult:
     return pack_result(problem, run, point.W, point.b, bound, gap_tol, status, run.iterations, info, run.history)
 
 
-def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float = 1e-9, gap_tol: float = 1e-6,
+def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float = 1e-9, gap_tol: float = GAP_TOL,
              max_iter: int = 10000, warm_start: SolveResult | None = None, relax: bool = True,
              newton: bool = True, form: str = "auto", finish: str = "auto", polish_every: int | None = None,
              burn_in: int | None = None, tol: float | None = None) -> SolveResult:

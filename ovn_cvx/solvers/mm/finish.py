@@ -12,7 +12,8 @@ from .common import GramOperator, state_objective
 from .forms import MM_FIRST_BUDGET, mm_first
 from .interior import PATIENCE, InteriorPoint
 from ...result import SolveResult
-from .options import pack_result, verdict
+from ..verdict import verdict
+from .options import pack_result
 from .phase import WARM_DELTA, run_mm
 from .polish import IN_S, free_parameters, polish, polish_partition
 

@@ -1,13 +1,14 @@
-"""The MM solver's settings, validated once, the one verdict on a proven bound, and the result it returns."""
+"""The MM solver's settings, validated once, and the result it returns."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from ...duality import GapBound, signed_dual
+from ...duality import GapBound
 from ...problem import Problem
-from ...result import SolveResult, within_gap_tol
+from ...result import SolveResult
+from ..verdict import report_fields
 
 FORMS = ("auto", "primal", "pair", "matrix-free")
 FINISHES = ("auto", "interior", "polish", "none")
@@ -58,17 +59,8 @@ def check_flag(name, flag):
     return bool(flag)
 
 
-def verdict(bound: GapBound, gap_tol: float, hit_limit: bool) -> str:
-    """"optimal" only with a proven bound within the requested accuracy."""
-    if within_gap_tol(bound.relative, gap_tol):
-        return "optimal"
-    return "max_iter" if hit_limit else "inaccurate"
-
-
 def pack_result(problem, stepper, coef, b, bound: GapBound, gap_tol, status, iterations, info, history=None):
     finish = info.pop("finish")
-    return SolveResult(problem=problem, coef=coef, b=b, objective=bound.primal, status=status, method="mm",
-                       solver=f"MM-{stepper.form}", solve_time=0.0, iterations=iterations,
-                       history=None if history is None else np.asarray(history), gap_bound=bound.absolute,
-                       relative_gap_bound=bound.relative, dual_objective=bound.dual, gap_tol=gap_tol,
-                       form=stepper.form, finish=finish, dual=signed_dual(problem, bound.mu), info=info)
+    return SolveResult(problem=problem, coef=coef, b=b, status=status, method="mm", solver=f"MM-{stepper.form}",
+                       solve_time=0.0, iterations=iterations, history=None if history is None else np.asarray(history),
+                       form=stepper.form, finish=finish, info=info, **report_fields(problem, bound, gap_tol))

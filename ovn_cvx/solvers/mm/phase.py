@@ -8,7 +8,8 @@ from ...duality import gap_bound, project_hard_constraints
 from ...result import SolveResult
 from .common import (GramOperator, State, Stepper, backtrack, continuation, hinge_slope, next_eps, smoothed_hinge,
                      state_objective)
-from .options import Options, pack_result, verdict
+from ..verdict import verdict
+from .options import Options, pack_result
 from .polish import partition, polish
 
 #: the MM phase's ε continuation (when the polish fails at convergence) stops at this floor

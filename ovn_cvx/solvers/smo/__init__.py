@@ -14,6 +14,7 @@ import numpy as np
 from ..._validation import check_instance, check_number
 from ...problem import Problem
 from ...result import SolveResult
+from ..verdict import GAP_TOL
 from .solver import solve_kernel
 
 __all__ = ["solve_smo"]
@@ -24,7 +25,7 @@ def _warm_dual(problem: Problem, warm_start) -> np.ndarray | None:
     if warm_start is None:
         return None
     if isinstance(warm_start, SolveResult):
-        dual = warm_start.info.get("dual")  # typed field after merge
+        dual = warm_start.dual
         if dual is None:
             raise ValueError(f"warm_start holds no dual point (a {warm_start.method!r} result with status "
                              f"{warm_start.status!r}); pass a result of method='smo' or an (N, K) array M = Y∘μ")
@@ -39,7 +40,7 @@ def _warm_dual(problem: Problem, warm_start) -> np.ndarray | None:
     return dual
 
 
-def solve_smo(problem: Problem, *, tol: float | None = None, gap_tol: float = 1e-6, max_iter: int | None = None,
+def solve_smo(problem: Problem, *, tol: float | None = None, gap_tol: float = GAP_TOL, max_iter: int | None = None,
               cache_size: float = 200.0, shrinking: bool = True, warm_start=None, **options) -> SolveResult:
     """Solve ``problem`` by dual decomposition, with a proven bound on F − F*.
 

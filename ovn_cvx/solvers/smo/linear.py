@@ -29,13 +29,13 @@ from ...duality import GapBound, dual_value, feasible_dual, project_hard_constra
 from ...objective import objective
 from ...problem import Problem
 from ...result import SolveResult
-from ..mm import _verdict, blas_controller, solve_mm
+from ..._blas import blas_controller
+from ..verdict import GAP_TOL, report_fields, verdict
 from ..mm.common import GramOperator
 from ..mm.polish import free_parameters, polish
 from . import _linear_loops as loops
 
 #: the requested accuracy: the fast solver's default, one definition
-GAP_TOL = solve_mm.__kwdefaults__["gap_tol"]
 #: the first round tolerance on the projected gradients' span (liblinear's default ε), divided by TOL_FACTOR whenever
 #: a round converged to it with the class masses within it
 FIRST_TOL = 0.1
@@ -77,7 +77,7 @@ def _warm_dual(problem: Problem, warm_start) -> tuple[np.ndarray | None, np.ndar
     if result is not None:
         warm_start = getattr(result, "dual", None)
         if warm_start is None:
-            warm_start = result.info.get("dual")  # typed field after merge
+            warm_start = result.dual
         if warm_start is None:
             raise ValueError(f"warm_start holds no dual point (a {result.method!r} result without one); pass "
                              "a result of method='smo' or the dual matrix M = Y∘μ")
@@ -265,7 +265,7 @@ def solve_linear(problem: Problem, *, gap_tol: float = GAP_TOL, max_iter: int = 
     ----------
     gap_tol : float > 0
         The requested accuracy: ``status`` is "optimal" (``success``) only when the proven bound F − D(μ) on F − F*
-        (docs/theory.md §6) is ≤ gap_tol·max(1, |F|); otherwise "max_iter", with the bound in ``info["gap_bound"]``.
+        (docs/theory.md §6) is ≤ gap_tol·max(1, |F|); otherwise "max_iter", with the bound in ``gap_bound``.
     max_iter : int > 0
         The budget in rounds: coordinate descent for fixed biases, then the biases' multiplier step and a check.
     max_sweeps : int > 0
@@ -322,9 +322,8 @@ def _run(dual: _Dual, gap_tol, max_iter, max_sweeps, check_every) -> SolveResult
         if settled:
             tol = max(tol / TOL_FACTOR, TOL_FLOOR)
     W, b, bound, mu = best
-    status = _verdict(bound, gap_tol, hit_limit=True)
-    info = {"gap_bound": bound.absolute, "relative_gap_bound": bound.relative, "certified": status == "optimal",
-            "gap_tol": gap_tol, "form": "dcd", "finish": finish, "dual": dual.matrix(dual.sign * mu),
-            "rounds": rounds, "sweeps": sweeps, "checks": checks, "polishes": polishes, "rho": dual.rho}
-    return SolveResult(problem=dual.problem, coef=W, b=b, objective=bound.primal, status=status, method="smo",
-                       solver="SMO-dcd", solve_time=0.0, iterations=rounds, info=info)
+    status = verdict(bound, gap_tol, hit_limit=True)
+    info = {"rounds": rounds, "sweeps": sweeps, "checks": checks, "polishes": polishes, "rho": dual.rho}
+    return SolveResult(problem=dual.problem, coef=W, b=b, status=status, method="smo", solver="SMO-dcd",
+                       solve_time=0.0, iterations=rounds, form="dcd", finish=finish, info=info,
+                       **{**report_fields(dual.problem, bound, gap_tol), "dual": dual.matrix(dual.sign * mu)})

@@ -9,7 +9,7 @@ import numpy as np
 from ...duality import EPS
 from ...problem import Problem
 from ...result import SolveResult
-from ..mm import _verdict
+from ..verdict import report_fields, verdict
 from .cache import KernelRows
 from .certificate import bias, certify, estimate, exact_view
 from .selection import BUDGET, CONVERGED, NEED_ROW, STALLED, run
@@ -60,12 +60,11 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
         # the bound shrinks about in proportion to the tolerance (measured): aim at half of gap_tol, at least
         # TOL_FACTOR lower, never below MIN_TOL
         current = max(current * min(TOL_FACTOR, 0.5 * gap_tol / max(rounds[-1][2], EPS)), MIN_TOL)
-    status = _verdict(bound, gap_tol, hit_limit=code == BUDGET)
+    status = verdict(bound, gap_tol, hit_limit=code == BUDGET)
     kind_name = {BUDGET: "max_iter", STALLED: "stalled", CONVERGED: "converged"}[code]
-    info = {"gap_bound": bound.absolute, "relative_gap_bound": bound.relative, "certified": status == "optimal",
-            "gap_tol": gap_tol, "form": "smo", "finish": "smo", "dual": M,  # typed fields after merge
-            "stop": kind_name, "tol": current, "mass_steps": int(state.counters[3]), "bound_checks": checks,
+    info = {"stop": kind_name, "tol": current, "mass_steps": int(state.counters[3]), "bound_checks": checks,
             "rounds": rounds, "kernel_rows": int(rows.clock[2]), "cache_hits": int(rows.clock[1]),
             "cache_rows": rows.rows.shape[0]}
-    return SolveResult(problem=problem, coef=coef, b=b, objective=bound.primal, status=status, method="smo",
-                       solver="SMO", solve_time=time.perf_counter() - start, iterations=steps, info=info)
+    return SolveResult(problem=problem, coef=coef, b=b, status=status, method="smo", solver="SMO",
+                       solve_time=time.perf_counter() - start, iterations=steps, form="smo", finish="smo", info=info,
+                       **{**report_fields(problem, bound, gap_tol), "dual": M})
