@@ -132,8 +132,8 @@ MUTANTS = (
            "return max(candidates, key=lambda r: r.objective) if candidates else None",
            "fallback reference: the highest objective"),
     Mutant("R2", "ovn_cvx/verify/comparison.py",
-           "return result is not None and result.success and certificate(result).passed()",
-           "return result is not None and result.success", "reference without its certificate"),
+           "return result is not None and result.success and result.certified and certificate(result).passed()",
+           "return result is not None and result.success", "reference without its proof"),
     # the label rules
     Mutant("L1", LABELS, "return np.where(labels.any(axis=-1, keepdims=True), labels, top_label)",
            "return labels | top_label", "argmax always added"),
