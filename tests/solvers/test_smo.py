@@ -1,6 +1,7 @@
 """The dual decomposition solver (method="smo") on kernel problems: the CVXPY reference's optimum for every variant,
 kernel, pair sign and α; the proven bound never behind a false success; shrinking, warm starts, the step budget,
 memory without an N × N array, and option errors that name the option."""
+import dataclasses
 import tracemalloc
 
 import numpy as np
@@ -204,7 +205,12 @@ def test_bad_options_are_named(option, value, error):
         ovn_cvx.solve(problem, "smo", **{option: value})
 
 
-def test_warm_start_without_a_dual_point_is_named():
+def test_warm_start_from_any_method_with_a_dual_point_and_named_without_one():
+    """Every result carries the dual point behind its proven bound (the reference's too): a warm start from it
+    reaches the same optimum; a result without one is named."""
     problem = make("SwHb", "rbf", "none", 0.0)
+    reference = ovn_cvx.solve(problem, "cvxpy")
+    warm = ovn_cvx.solve(problem, "smo", warm_start=reference)
+    assert warm.success and warm.objective == pytest.approx(reference.objective, rel=1e-6)
     with pytest.raises(ValueError, match="warm_start"):
-        ovn_cvx.solve(problem, "smo", warm_start=ovn_cvx.solve(problem, "cvxpy"))
+        ovn_cvx.solve(problem, "smo", warm_start=dataclasses.replace(reference, dual=None))
