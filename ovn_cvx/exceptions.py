@@ -27,8 +27,13 @@ class InsufficientMemory(OvNError, MemoryError):
                          f"available; {remedy}")
 
 
+class DegenerateLabelWarning(UserWarning):
+    """A fitted label's decision values are the same for every training pattern (w_k ≈ 0): it is predicted for every
+    pattern or for none. The message says which labels and how to fix it."""
+
+
 def _size(nbytes: int) -> str:
     return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MiB"
 
 
-__all__ = ["InsufficientMemory", "OvNError", "SolverNotAvailable"]
+__all__ = ["DegenerateLabelWarning", "InsufficientMemory", "OvNError", "SolverNotAvailable"]
