@@ -93,7 +93,7 @@ FAMILIES = ("paper", "global threshold", "top-m", "score-gap", "expected score",
 
 class LearnedRule(NamedTuple):
     """What :func:`learn_rule` returns: the ``rule``; the ``scores`` the families were compared by; the mean over the
-    internal folds of the chosen family's held-out score minus the paper rule's (``gain``) and its standard error
+    internal folds of the learner's held-out score minus the paper rule's (``gain``) and its standard error
     std(ddof=1)/√n (``gain_error``), NaN without folds; and whether the paper rule was kept because that gain did not
     outweigh its noise (``kept_paper``)."""
 
@@ -127,9 +127,10 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     rows it was tuned on (largest for per-label thresholds) does not count; the returned rule is the chosen family's
     best on all rows. ``folds`` (the internal fold of each row) is required by "one_se", "cv" and ``guard``.
 
-    ``guard``: the chosen rule replaces ``paper`` only when its held-out score beats the paper rule's by more than the
-    noise, the paired one-standard-error test of :func:`outweighs_noise` on the per-fold differences (each group of
-    ``folds`` predicted by the family's best rule learned on the other groups, against ``paper`` on the same rows)."""
+    ``guard``: the chosen rule replaces ``paper`` only when the learner's held-out score beats the paper rule's by more
+    than the noise, the paired one-standard-error test of :func:`outweighs_noise` on the per-fold differences: each
+    group of ``folds`` predicted by the family that scores best held-out on the other groups, with its rule learned
+    without the group (``_learner_predictions``), against ``paper`` on the same rows."""
     score_of = scorer(scoring)
     if selection not in SELECTIONS:
         raise ValueError(f"rule_selection must be one of {SELECTIONS}, got {selection!r}")
@@ -153,11 +154,26 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
             family = _one_standard_error(best, family, score_of, F, truth, np.asarray(folds), sample_weight)
     if not held_out_needed:
         return LearnedRule(best[family][1], scores)
-    differences = _fold_differences(score_of, truth, held_out[family], paper.predict(F), np.asarray(folds),
-                                    sample_weight)
+    differences = _fold_differences(score_of, truth, _learner_predictions(score_of, truth, held_out, folds,
+                                                                          sample_weight),
+                                    paper.predict(F), np.asarray(folds), sample_weight)
     gain, error = differences.mean(), differences.std(ddof=1) / np.sqrt(differences.size)
     kept_paper = guard and not outweighs_noise(differences)
     return LearnedRule(paper if kept_paper else best[family][1], scores, float(gain), float(error), kept_paper)
+
+
+def _learner_predictions(score_of, truth, held_out, folds, sample_weight) -> np.ndarray:
+    """The learner's own held-out predictions: each group of ``folds`` predicted by the family that scores highest
+    on the held-out predictions of the other groups, with that family's rule learned without the group. Scoring the
+    family chosen on all groups on those same groups would favour it by the choice (the winner's curse)."""
+    folds = np.asarray(folds)
+    P = np.zeros(truth.shape, dtype=bool)
+    for fold in np.unique(folds):
+        test = folds == fold
+        weight = None if sample_weight is None else sample_weight[~test]
+        others = {family: score_of(truth[~test], Q[~test], weight) for family, Q in held_out.items()}
+        P[test] = held_out[max(others, key=others.get)][test]
+    return P
 
 
 def _fold_differences(score_of, truth, P, P_paper, folds, sample_weight) -> np.ndarray:
