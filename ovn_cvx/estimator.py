@@ -69,9 +69,16 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     It minimizes F(W, b) = R(W) + β Σ_p s_p [1 − y_p f_{k_p}(x_{i_p})]_+ + B(b) with one hinge term per
     (pattern, label) pair, f_k(x) = ⟨w_k, φ(x)⟩ + b_k (the convention of docs/theory.md §2; see the README).
 
+    The defaults were chosen by measurement (docs/benchmarks/defaults.md): every pattern outside a class is a known
+    negative of it, the classes' biases are free, β is relative to the kernel's size, and for multilabel data a
+    decision rule is learned from out-of-fold values and kept only when it beats the paper's rule by more than its
+    noise. The paper's OvN is one parameter away: ``OvNClassifier(negatives="none")`` (no known negatives, the
+    paper's rule f ≥ 1 with the argmax fallback, soft biases with γ = 1; add ``beta_scale="none"`` for the paper's
+    absolute β).
+
     Parameters
     ----------
-    variant : {"SwSb", "SwHb", "HwSb", "HwHb"}, default="SwHb"
+    variant : {"SwSb", "SwHb", "HwSb", "HwHb"}, default="SwSb"
         Soft or hard (Σ_k w_k = 0) weights, soft (γ (Σ_k b_k)²) or hard (Σ_k b_k = 0) biases.
     kernel : {"linear", "rbf", "poly", "sigmoid", "precomputed"} or callable, default="linear"
         ``"linear"`` solves the primal linear problem; the others the kernel problem.
@@ -104,10 +111,20 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Coupling of the weight vectors, in the open interval (−1/(K−1), 1). The hard-w variants (HwSb, HwHb)
         ignore it (Σ_k w_k = 0 removes the coupling), without a warning, so that one grid can search variant
         and alpha together.
-    beta : float > 0, default=1.0
-        Hinge weight. For K = 2 and HwHb the model is ``SVC(C=beta/2)``.
-    bias_penalty : float >= 0, default=1.0
-        γ of the soft-bias term; ignored by the hard-b variants.
+    beta : float > 0, default=4.0
+        Hinge weight, relative to the kernel's size with ``beta_scale="kernel"``. Suggested grid: 2⁻³ … 2⁹ in
+        factors of 4 (0.125, 0.5, 2, 8, 32, 128, 512) with the relative scale — the same range on every data set
+        and kernel; a winner on an edge of it is rare (docs/benchmarks/defaults.md). For K = 2 and HwHb the model is
+        ``SVC(C=beta/2)`` (absolute β; with the relative scale C = beta / (2 κ₀)).
+    beta_scale : {"kernel", "none"}, default="kernel"
+        ``"kernel"``: the problem's hinge weight is beta / κ₀, κ₀ = the mean of κ(x_i, x_i) over the training rows
+        (weighted by ``sample_weight``; ``kernel_scale_``): 1 for the RBF kernel, the mean ‖x‖² for the linear one
+        (M on standardized data). Scaling a kernel by s and β by 1/s gives the same decision function, so a relative
+        β means the same regularisation on every data set. ``"none"``: β as given (the paper's convention).
+    bias_penalty : float >= 0 or "auto", default="auto"
+        γ of the soft-bias term; ignored by the hard-b variants. ``"auto"``: 0 with ``negatives="rest"`` (each
+        class its own offset: with α = 0 and SwSb each class is then its own binary hinge SVM, one-vs-rest), 1
+        with ``negatives="none"`` (there γ = 0 would make the trivial solution optimal, docs/theory.md §3.4).
     solver : str, default="mm"
         ``"mm"`` (majorization–minimization, ``ovn_cvx.solvers.mm``) or the name of an installed CVXPY
         solver (``"CLARABEL"``, ``"ECOS"``, ``"OSQP"``, ``"SCS"``, ...) for the reference formulation.
@@ -116,19 +133,24 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         values within ``TIE_TOL`` · max(1, |threshold|) (1e-6) below it count as on it.
     fallback : {"argmax", "none"}, default="argmax"
         Multilabel rule for a pattern with no f_k(x) >= threshold: predict its argmax label, or no label.
-    negatives : {"none", "rest"}, default="none"
+    negatives : {"none", "rest"}, default="rest"
         ``"none"``: the paper's OvN, a class sees only its own patterns. ``"rest"``: every pattern outside a class
         (multilabel: every row without the label, unlabeled rows included) is a known negative of it
         (Y_ik = −1, docs/theory.md §1), a coupled one-vs-rest that keeps the α coupling.
-    decision_rule : {"paper", "cv"}, default="paper"
+    decision_rule : {"auto", "paper", "cv"}, default="auto"
         Multilabel only (1-D ``y`` is always predicted by the argmax). ``"paper"``: ``threshold`` and
-        ``fallback``. ``"cv"``: a rule learned in ``fit`` from out-of-fold decision values (docs/theory.md §5.1):
+        ``fallback``. ``"auto"``: "cv" with ``negatives="rest"``, "paper" with ``negatives="none"``. ``"cv"``: a
+        rule learned in ``fit`` from out-of-fold decision values (docs/theory.md §5.1), kept only when the learner's
+        held-out score beats the paper rule's by more than one standard error over the ``rule_cv`` folds (paired,
+        std/√n; else ``rule_`` is the paper's rule):
         the paper's rule, one global threshold, per-label thresholds (each with and without the argmax
         fallback), the top m labels, the labels within a score gap of the row's largest value, or (``rule_scoring``
-        "jaccard" or "hamming") the label set of largest expected score under Platt-calibrated per-label
+        "jaccard", "hamming" or a number) the label set of largest expected score under Platt-calibrated per-label
         probabilities, whichever family ``rule_selection`` picks by ``rule_scoring``.
-    rule_scoring : {"jaccard", "f1_micro", "f1_macro", "hamming"}, default="jaccard"
-        The metric ``decision_rule="cv"`` maximizes (example-based Jaccard, F1, 1 − Hamming loss).
+    rule_scoring : {"jaccard", "f1_micro", "f1_macro", "hamming"} or float in [0, 1], default=0.5
+        The metric the learned rule maximizes (example-based Jaccard, F1, 1 − Hamming loss), or a number λ: the
+        trade λ · Jaccard + (1 − λ) · (1 − Hamming loss) (1 is "jaccard", 0 "hamming"). The default 0.5 keeps
+        both: a rule tuned for Jaccard alone can buy it with many labels a row and a large Hamming loss.
     rule_selection : {"cv", "best", "one_se"}, default="cv"
         ``decision_rule="cv"``: how the family of rules is chosen. ``"cv"``: by its held-out score — the rows of
         each ``rule_cv`` fold predicted by the families' best rules searched on the other folds' rows (no refit:
@@ -140,8 +162,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     rule_cv : int or cross-validation splitter, default=5
         The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
         random_state=0)``; both use the same out-of-fold decision values.
-        The fold fits are warm-started (MM) from the full fit and from each other; each fold is fitted once,
-        whatever the number of candidate rules.
+        The fold fits are warm-started (MM) from the full fit; each fold is fitted once, whatever the number of
+        candidate rules; ``n_jobs`` of them at a time.
     probability : bool, default=False
         Enable ``predict_proba``: ``fit`` calibrates the out-of-fold decision values of ``rule_cv`` per label.
     calibration : {"sigmoid", "isotonic"}, default="sigmoid"
@@ -158,11 +180,20 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         multiplies the cost of every pair of label k. Keys are the class labels for 1-D ``y`` and the column
         indices for an indicator matrix. ``"balanced"`` uses n_samples / (K · n_k) with n_k the number of
         positives of class k (scikit-learn's rule).
+    verbose : int, default=0
+        Progress on stdout (scikit-learn's convention): 1 reports each stage — the targets, the problem (β, κ₀,
+        the number of pairs), each solve (its iterations, time and proven bound against ``tol``), each internal
+        fold, the learned rule and its held-out gain; 2 also the CVXPY solver's own output.
+    n_jobs : int or None, default=None
+        The internal folds of ``decision_rule="cv"`` and ``probability`` fitted in parallel (joblib processes, one
+        BLAS thread each; None: 1, −1: every core). The folds start from the full fit in every case, so the result
+        does not depend on it.
 
     Attributes
     ----------
     classes_ : ndarray of shape (K,)
-        Class labels (1-D ``y``) or ``arange(K)`` (indicator matrix ``y``).
+        Class labels (1-D ``y``), the column names of a pandas DataFrame indicator matrix, or ``arange(K)`` (other
+        indicator matrices).
     n_features_in_ : int
     multilabel_ : bool
         True when fitted on an indicator matrix.
@@ -186,10 +217,19 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Iterations reported by the solver.
     degenerate_labels_ : ndarray of int
         Fitted columns whose training decision values are constant up to ``TRIVIAL_SPREAD`` (1e-5): w_k ≈ 0,
-        f_k ≈ b_k everywhere, so such a label is predicted for every pattern or for none (a ``UserWarning`` says
-        which).
+        f_k ≈ b_k everywhere, so such a label is predicted for every pattern or for none (a
+        :class:`~ovn_cvx.exceptions.DegenerateLabelWarning` says which, and what fixes it).
+    kernel_scale_ : float
+        κ₀, the mean κ(x_i, x_i) over the training rows (on the features of ``kernel_approximation``, if any).
+    hinge_weight_ : float
+        The problem's β: ``beta / kernel_scale_`` (``beta_scale="kernel"``) or ``beta``.
     rule_ : DecisionRule
-        ``decision_rule="cv"`` with an indicator matrix only: the learned rule (``rule_.predict(F)``).
+        A learned rule (``decision_rule`` "cv", or "auto" with negatives) with an indicator matrix only: the rule
+        used (``rule_.predict(F)``), the paper's when the learner did not beat it.
+    rule_gain_, rule_gain_error_ : float
+        With ``rule_``: the learner's held-out score minus the paper rule's, the mean over the ``rule_cv`` folds
+        (each fold predicted by the family chosen on the other folds, its rule learned without the fold), and its
+        standard error std(ddof=1)/√n. The learned rule is used when ``rule_gain_ > rule_gain_error_``.
     rule_scores_ : dict
         ``decision_rule="cv"`` with an indicator matrix only: the score of each family of rules that
         ``rule_selection`` compared (held-out for "cv", else its best rule's on all out-of-fold values).
@@ -215,14 +255,14 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     hinge terms vanish). With ``kernel="precomputed"``, their columns of the kernel matrix are dropped too.
 
     **Warnings.** ``ConvergenceWarning`` when MM stops at ``max_iter`` or a CVXPY solver reports an inaccurate
-    solution; ``UserWarning`` when the training decision values of a label are constant (``degenerate_labels_``;
-    all of them: ‖W‖ ≈ 0, the trivial solution of docs/theory.md §3.4). A solver that returns no solution raises
-    ``RuntimeError``.
+    solution; ``DegenerateLabelWarning`` (a ``UserWarning``) when the training decision values of a label are
+    constant (``degenerate_labels_``; all of them: ‖W‖ ≈ 0, the trivial solution of docs/theory.md §3.4). A solver
+    that returns no solution raises ``RuntimeError``.
     """
 
     def __init__(self, variant="SwSb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
-                 beta=2.0, beta_scale="kernel", bias_penalty="auto", solver="mm", threshold=1.0, fallback="argmax",
-                 negatives="rest", decision_rule="auto", rule_scoring="jaccard", rule_selection="cv", rule_cv=5,
+                 beta=4.0, beta_scale="kernel", bias_penalty="auto", solver="mm", threshold=1.0, fallback="argmax",
+                 negatives="rest", decision_rule="auto", rule_scoring=0.5, rule_selection="cv", rule_cv=5,
                  probability=False, calibration="sigmoid", tol=1e-6, max_iter=10_000, warm_start=False,
                  class_weight=None, kernel_approximation=None, n_components=100, n_landmarks=None,
                  landmarks="random", random_state=None, verbose=0, n_jobs=None):
