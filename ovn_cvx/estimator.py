@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ._parallel import parallel_map
 from ._sklearn_compat import HasMethods, Interval, StrOptions, fit_context
-from ._validation import naming
+from ._validation import check_number, naming
 from .exceptions import DegenerateLabelWarning
 from .kernels import KMeansNystroem, kernel_matrix, resolve_gamma, validate_kernel
 from .labels import NEVER, TIE_TOL, DecisionRule, membership, predict_labels, reject_label_sets
@@ -474,7 +474,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         problem = Problem(X, train.Y, self.variant, kernel, alpha=alpha, beta=self.hinge_weight_,
                           bias_penalty=self._bias_penalty, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                           sample_weight=train.sample_weight, label_weight=train.label_weight)
-        self._say(f"problem: {self.variant}, kernel={kernel!r}, alpha={alpha:g}, beta={self.beta:g} "
+        self._say(f"problem: {self.variant}, kernel={kernel!r}, alpha={float(alpha):g}, beta={float(self.beta):g} "
                   f"(kernel scale {self.kernel_scale_:.4g}: hinge weight {self.hinge_weight_:.4g}), "
                   f"bias_penalty={self._bias_penalty:g}, {problem.pairs.sample.size} pairs")
         return problem, feature_map
@@ -741,18 +741,19 @@ def _rows(X, rows, pairwise: bool, columns=None):
 
 
 def _check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
-    """Sample weights as a float array of n_samples non-negative finite values (None: ones; a number: that weight for
-    every row); a ValueError naming ``sample_weight`` otherwise."""
+    """Sample weights as a float array of n_samples non-negative finite values, not all zero (None: ones; a number:
+    that weight for every row); a ValueError naming ``sample_weight`` otherwise."""
     if sample_weight is None:
         return np.ones(n_samples)
     if isinstance(sample_weight, Real):
-        return np.full(n_samples, float(sample_weight))
-    with naming("sample_weight"):
-        w = check_array(sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight")
-    if w.shape != (n_samples,):
-        raise ValueError(f"sample_weight must have shape ({n_samples},), one weight per sample, got {w.shape}")
-    if (w < 0).any():
-        raise ValueError("sample_weight must be non-negative, got a negative weight")
+        w = np.full(n_samples, check_number("sample_weight", sample_weight, low=0.0))
+    else:
+        with naming("sample_weight"):
+            w = check_array(sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight")
+        if w.shape != (n_samples,):
+            raise ValueError(f"sample_weight must have shape ({n_samples},), one weight per sample, got {w.shape}")
+        if (w < 0).any():
+            raise ValueError("sample_weight must be non-negative, got a negative weight")
     if not w.any():
         raise ValueError("sample_weight must have at least one nonzero weight, got all zero")
     return w
@@ -777,7 +778,7 @@ def _solve_summary(result, tol) -> str:
     """The solve in one line: method, status, iterations, time and the proven bound against ``tol``."""
     bound = result.info.get("relative_gap_bound", float("nan"))  # typed field after merge
     return (f"{result.method}/{result.solver} {result.status} after {result.iterations} iterations, "
-            f"{result.solve_time:.3g} s; proven bound on (F − F*)/max(1, |F|) {bound:.2g} (tol {tol:g})")
+            f"{result.solve_time:.3g} s; proven bound on (F − F*)/max(1, |F|) {bound:.2g} (tol {float(tol):g})")
 
 
 def kernel_scale(kernel, X, *, gamma="scale", degree=3, coef0=0.0, sample_weight=None) -> float:
@@ -788,6 +789,9 @@ def kernel_scale(kernel, X, *, gamma="scale", degree=3, coef0=0.0, sample_weight
     not positive (a sigmoid kernel can give that). A polynomial kernel whose values overflow on X raises a ValueError
     naming degree and coef0."""
     if isinstance(kernel, str) and kernel == "precomputed":
+        if X.shape[0] != X.shape[1]:
+            raise ValueError(f"X must be the square kernel matrix of the training rows for kernel='precomputed', got "
+                             f"shape {X.shape}")
         diagonal = X.diagonal()
     elif callable(kernel):
         diagonal = [kernel_matrix(kernel, X[i:i + 1], X[i:i + 1])[0, 0] for i in range(X.shape[0])]
