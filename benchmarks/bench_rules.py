@@ -61,8 +61,8 @@ from sklearn.svm import LinearSVC
 from ovn_cvx import OvNClassifier
 from ovn_cvx._reports import environment, markdown_table
 from ovn_cvx.datasets import load_emotions, load_glass, load_iris, load_scene, load_wine
-from ovn_cvx.experiments.protocols import (Grid, baseline_methods, evaluate, ovn_method, reference_kernel_scale,
-                                          reference_sigma, with_scaler)
+from ovn_cvx.experiments.protocols import (PAPER_MODEL, Grid, baseline_methods, evaluate, ovn_method,
+                                          reference_kernel_scale, reference_sigma, with_scaler)
 from ovn_cvx.experiments.tables import subsample
 
 LOADERS = {"emotions": load_emotions, "scene": load_scene}
@@ -253,7 +253,8 @@ def agreement_cell(dataset, setting, params, X, y, X_test, solvers=("mm", "CLARA
     for solver in solvers:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # degenerate labels: counted below
-            model = make_pipeline(StandardScaler(), OvNClassifier("SwHb", beta=beta, solver=solver, **params)).fit(X, y)
+            model = make_pipeline(StandardScaler(), OvNClassifier(**{**PAPER_MODEL, "variant": "SwHb", "beta": beta,
+                                                                      "solver": solver, **params})).fit(X, y)
         predictions.append(np.asarray(model.predict(X_test)))
         degenerate.update(model[-1].degenerate_labels_.tolist())
     return {"dataset": dataset, "setting": setting, "test entries": predictions[0].size,
@@ -364,8 +365,8 @@ def main_nested(args, argv):
 def main_fixed(args):
     for name in (n for n in args.data or ["emotions"] if n in MULTICLASS):
         X, y = MULTICLASS[name](return_X_y=True)
-        models = {"OvN, paper (negatives='none')": OvNClassifier("SwHb"),
-                  "OvN, negatives='rest'": OvNClassifier("SwHb", negatives="rest"),
+        models = {"OvN, paper (negatives='none')": OvNClassifier(**PAPER_MODEL, variant="SwHb"),
+                  "OvN, negatives='rest'": OvNClassifier(**{**PAPER_MODEL, "negatives": "rest"}, variant="SwHb"),
                   "one-vs-rest LinearSVC (C = 1)": OneVsRestClassifier(LinearSVC(C=1.0, max_iter=20_000))}
         print(f"{name}: {X.shape[0]} rows, K = {len(set(y))}, 5-fold CV accuracy")
         for label, model in models.items():
@@ -382,7 +383,8 @@ def main_fixed(args):
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # degenerate labels are reported below
-                model = make_pipeline(StandardScaler(), OvNClassifier(**{"variant": "SwHb", **params})).fit(X, Y)
+                model = OvNClassifier(**{**PAPER_MODEL, "variant": "SwHb", **params})
+                model = make_pipeline(StandardScaler(), model).fit(X, Y)
             seconds = time.perf_counter() - start
             est = model[-1]
             P = model.predict(X_test)

@@ -6,31 +6,32 @@ here, not passed to the ``Problem`` (which rejects them); see :class:`OvNClassif
 """
 from __future__ import annotations
 
+import time
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.decomposition import TruncatedSVD
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_approximation import Nystroem, RBFSampler
 from sklearn.model_selection import KFold
 from sklearn.pipeline import Pipeline
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.metaestimators import _safe_split, available_if
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_array, check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ._blas import blas_controller
-from ._validation import check_no_dates, naming
+from ._parallel import parallel_map
+from ._sklearn_compat import HasMethods, Interval, StrOptions, fit_context
+from ._validation import check_no_dates, check_number, naming
 from .exceptions import DegenerateLabelWarning
-from .kernels import NAMED_KERNELS, KMeansNystroem, resolve_gamma
-from .labels import NEVER, TIE_TOL, DecisionRule, label_indicator, predict_labels
+from .kernels import KMeansNystroem, kernel_matrix, resolve_gamma, validate_kernel
+from .labels import NEVER, TIE_TOL, DecisionRule, membership, predict_labels, reject_label_sets
 from .objective import residuals, training_decision
-from .problem import VARIANTS, Problem
+from .problem import VARIANTS, Problem, alpha_interval
 from .rules import CALIBRATIONS, SCORERS, SELECTIONS, fit_calibrator, learn_rule
 from .solve import solve
 
@@ -43,8 +44,9 @@ SUPPORT_TOL = 1e-6
 
 FALLBACKS = ("argmax", "none")
 NEGATIVES = ("none", "rest")
-DECISION_RULES = ("paper", "cv")
+DECISION_RULES = ("auto", "paper", "cv")
 KERNEL_APPROXIMATIONS = ("nystroem", "rff")
+BETA_SCALES = ("kernel", "none")
 #: the kernels scikit-learn's ``Nystroem`` evaluates on whole matrices (it calls a callable pair by pair, and a
 #: precomputed matrix has no rows to sample the map from)
 NYSTROEM_KERNELS = ("linear", "rbf", "poly", "sigmoid")
@@ -67,9 +69,16 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     It minimizes F(W, b) = R(W) + β Σ_p s_p [1 − y_p f_{k_p}(x_{i_p})]_+ + B(b) with one hinge term per
     (pattern, label) pair, f_k(x) = ⟨w_k, φ(x)⟩ + b_k (the convention of docs/theory.md §2; see the README).
 
+    The defaults were chosen by measurement (docs/benchmarks/defaults.md): every pattern outside a class is a known
+    negative of it, the classes' biases are free, β is relative to the kernel's size, and for multilabel data a
+    decision rule is learned from out-of-fold values and kept only when it beats the paper's rule by more than its
+    noise. The paper's OvN is one parameter away: ``OvNClassifier(negatives="none")`` (no known negatives, the
+    paper's rule f ≥ 1 with the argmax fallback, soft biases with γ = 1; add ``beta_scale="none"`` for the paper's
+    absolute β).
+
     Parameters
     ----------
-    variant : {"SwSb", "SwHb", "HwSb", "HwHb"}, default="SwHb"
+    variant : {"SwSb", "SwHb", "HwSb", "HwHb"}, default="SwSb"
         Soft or hard (Σ_k w_k = 0) weights, soft (γ (Σ_k b_k)²) or hard (Σ_k b_k = 0) biases.
     kernel : {"linear", "rbf", "poly", "sigmoid", "precomputed"} or callable, default="linear"
         ``"linear"`` solves the primal linear problem; the others the kernel problem.
@@ -102,10 +111,20 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Coupling of the weight vectors, in the open interval (−1/(K−1), 1). The hard-w variants (HwSb, HwHb)
         ignore it (Σ_k w_k = 0 removes the coupling), without a warning, so that one grid can search variant
         and alpha together.
-    beta : float > 0, default=1.0
-        Hinge weight. For K = 2 and HwHb the model is ``SVC(C=beta/2)``.
-    bias_penalty : float >= 0, default=1.0
-        γ of the soft-bias term; ignored by the hard-b variants.
+    beta : float > 0, default=4.0
+        Hinge weight, relative to the kernel's size with ``beta_scale="kernel"``. Suggested grid: 2⁻³ … 2⁹ in
+        factors of 4 (0.125, 0.5, 2, 8, 32, 128, 512) with the relative scale — the same range on every data set
+        and kernel; a winner on an edge of it is rare (docs/benchmarks/defaults.md). For K = 2 and HwHb the model is
+        ``SVC(C=beta/2)`` (absolute β; with the relative scale C = beta / (2 κ₀)).
+    beta_scale : {"kernel", "none"}, default="kernel"
+        ``"kernel"``: the problem's hinge weight is beta / κ₀, κ₀ = the mean of κ(x_i, x_i) over the training rows
+        (weighted by ``sample_weight``; ``kernel_scale_``): 1 for the RBF kernel, the mean ‖x‖² for the linear one
+        (M on standardized data). Scaling a kernel by s and β by 1/s gives the same decision function, so a relative
+        β means the same regularisation on every data set. ``"none"``: β as given (the paper's convention).
+    bias_penalty : float >= 0 or "auto", default="auto"
+        γ of the soft-bias term; ignored by the hard-b variants. ``"auto"``: 0 with ``negatives="rest"`` (each
+        class its own offset: with α = 0 and SwSb each class is then its own binary hinge SVM, one-vs-rest), 1
+        with ``negatives="none"`` (there γ = 0 would make the trivial solution optimal, docs/theory.md §3.4).
     solver : str, default="mm"
         ``"mm"`` (majorization–minimization, ``ovn_cvx.solvers.mm``) or the name of an installed CVXPY
         solver (``"CLARABEL"``, ``"ECOS"``, ``"OSQP"``, ``"SCS"``, ...) for the reference formulation.
@@ -114,19 +133,24 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         values within ``TIE_TOL`` · max(1, |threshold|) (1e-6) below it count as on it.
     fallback : {"argmax", "none"}, default="argmax"
         Multilabel rule for a pattern with no f_k(x) >= threshold: predict its argmax label, or no label.
-    negatives : {"none", "rest"}, default="none"
+    negatives : {"none", "rest"}, default="rest"
         ``"none"``: the paper's OvN, a class sees only its own patterns. ``"rest"``: every pattern outside a class
         (multilabel: every row without the label, unlabeled rows included) is a known negative of it
         (Y_ik = −1, docs/theory.md §1), a coupled one-vs-rest that keeps the α coupling.
-    decision_rule : {"paper", "cv"}, default="paper"
+    decision_rule : {"auto", "paper", "cv"}, default="auto"
         Multilabel only (1-D ``y`` is always predicted by the argmax). ``"paper"``: ``threshold`` and
-        ``fallback``. ``"cv"``: a rule learned in ``fit`` from out-of-fold decision values (docs/theory.md §5.1):
+        ``fallback``. ``"auto"``: "cv" with ``negatives="rest"``, "paper" with ``negatives="none"``. ``"cv"``: a
+        rule learned in ``fit`` from out-of-fold decision values (docs/theory.md §5.1), kept only when the learner's
+        held-out score beats the paper rule's by more than one standard error over the ``rule_cv`` folds (paired,
+        std/√n; else ``rule_`` is the paper's rule):
         the paper's rule, one global threshold, per-label thresholds (each with and without the argmax
         fallback), the top m labels, the labels within a score gap of the row's largest value, or (``rule_scoring``
-        "jaccard" or "hamming") the label set of largest expected score under Platt-calibrated per-label
+        "jaccard", "hamming" or a number) the label set of largest expected score under Platt-calibrated per-label
         probabilities, whichever family ``rule_selection`` picks by ``rule_scoring``.
-    rule_scoring : {"jaccard", "f1_micro", "f1_macro", "hamming"}, default="jaccard"
-        The metric ``decision_rule="cv"`` maximizes (example-based Jaccard, F1, 1 − Hamming loss).
+    rule_scoring : {"jaccard", "f1_micro", "f1_macro", "hamming"} or float in [0, 1], default=0.5
+        The metric the learned rule maximizes (example-based Jaccard, F1, 1 − Hamming loss), or a number λ: the
+        trade λ · Jaccard + (1 − λ) · (1 − Hamming loss) (1 is "jaccard", 0 "hamming"). The default 0.5 keeps
+        both: a rule tuned for Jaccard alone can buy it with many labels a row and a large Hamming loss.
     rule_selection : {"cv", "best", "one_se"}, default="cv"
         ``decision_rule="cv"``: how the family of rules is chosen. ``"cv"``: by its held-out score — the rows of
         each ``rule_cv`` fold predicted by the families' best rules searched on the other folds' rows (no refit:
@@ -138,8 +162,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     rule_cv : int or cross-validation splitter, default=5
         The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
         random_state=0)``; both use the same out-of-fold decision values.
-        The fold fits are warm-started (MM) from the full fit and from each other; each fold is fitted once,
-        whatever the number of candidate rules.
+        The fold fits are warm-started (MM) from the full fit; each fold is fitted once, whatever the number of
+        candidate rules; ``n_jobs`` of them at a time.
     probability : bool, default=False
         Enable ``predict_proba``: ``fit`` calibrates the out-of-fold decision values of ``rule_cv`` per label.
     calibration : {"sigmoid", "isotonic"}, default="sigmoid"
@@ -156,11 +180,20 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         multiplies the cost of every pair of label k. Keys are the class labels for 1-D ``y`` and the column
         indices for an indicator matrix. ``"balanced"`` uses n_samples / (K · n_k) with n_k the number of
         positives of class k (scikit-learn's rule).
+    verbose : int, default=0
+        Progress on stdout (scikit-learn's convention): 1 reports each stage — the targets, the problem (β, κ₀,
+        the number of pairs), each solve (its iterations, time and proven bound against ``tol``), each internal
+        fold, the learned rule and its held-out gain; 2 also the CVXPY solver's own output.
+    n_jobs : int or None, default=None
+        The internal folds of ``decision_rule="cv"`` and ``probability`` fitted in parallel (joblib processes, one
+        BLAS thread each; None: 1, −1: every core). The folds start from the full fit in every case, so the result
+        does not depend on it.
 
     Attributes
     ----------
     classes_ : ndarray of shape (K,)
-        Class labels (1-D ``y``) or ``arange(K)`` (indicator matrix ``y``).
+        Class labels (1-D ``y``), the column names of a pandas DataFrame indicator matrix, or ``arange(K)`` (other
+        indicator matrices).
     n_features_in_ : int
     multilabel_ : bool
         True when fitted on an indicator matrix.
@@ -184,10 +217,19 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Iterations reported by the solver.
     degenerate_labels_ : ndarray of int
         Fitted columns whose training decision values are constant up to ``TRIVIAL_SPREAD`` (1e-5): w_k ≈ 0,
-        f_k ≈ b_k everywhere, so such a label is predicted for every pattern or for none (a ``UserWarning`` says
-        which).
+        f_k ≈ b_k everywhere, so such a label is predicted for every pattern or for none (a
+        :class:`~ovn_cvx.exceptions.DegenerateLabelWarning` says which, and what fixes it).
+    kernel_scale_ : float
+        κ₀, the mean κ(x_i, x_i) over the training rows (on the features of ``kernel_approximation``, if any).
+    hinge_weight_ : float
+        The problem's β: ``beta / kernel_scale_`` (``beta_scale="kernel"``) or ``beta``.
     rule_ : DecisionRule
-        ``decision_rule="cv"`` with an indicator matrix only: the learned rule (``rule_.predict(F)``).
+        A learned rule (``decision_rule`` "cv", or "auto" with negatives) with an indicator matrix only: the rule
+        used (``rule_.predict(F)``), the paper's when the learner did not beat it.
+    rule_gain_, rule_gain_error_ : float
+        With ``rule_``: the learner's held-out score minus the paper rule's, the mean over the ``rule_cv`` folds
+        (each fold predicted by the family chosen on the other folds, its rule learned without the fold), and its
+        standard error std(ddof=1)/√n. The learned rule is used when ``rule_gain_ > rule_gain_error_``.
     rule_scores_ : dict
         ``decision_rule="cv"`` with an indicator matrix only: the score of each family of rules that
         ``rule_selection`` compared (held-out for "cv", else its best rule's on all out-of-fold values).
@@ -213,17 +255,17 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     hinge terms vanish). With ``kernel="precomputed"``, their columns of the kernel matrix are dropped too.
 
     **Warnings.** ``ConvergenceWarning`` when MM stops at ``max_iter`` or a CVXPY solver reports an inaccurate
-    solution; ``UserWarning`` when the training decision values of a label are constant (``degenerate_labels_``;
-    all of them: ‖W‖ ≈ 0, the trivial solution of docs/theory.md §3.4). A solver that returns no solution raises
-    ``RuntimeError``.
+    solution; ``DegenerateLabelWarning`` (a ``UserWarning``) when the training decision values of a label are
+    constant (``degenerate_labels_``; all of them: ‖W‖ ≈ 0, the trivial solution of docs/theory.md §3.4). A solver
+    that returns no solution raises ``RuntimeError``.
     """
 
-    def __init__(self, variant="SwHb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
-                 beta=1.0, bias_penalty=1.0, solver="mm", threshold=1.0, fallback="argmax", negatives="none",
-                 decision_rule="paper", rule_scoring="jaccard", rule_selection="cv", rule_cv=5, probability=False,
-                 calibration="sigmoid", tol=1e-6, max_iter=10_000, warm_start=False, class_weight=None,
-                 kernel_approximation=None, n_components=100, n_landmarks=None, landmarks="random",
-                 random_state=None):
+    def __init__(self, variant="SwSb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
+                 beta=4.0, beta_scale="kernel", bias_penalty="auto", solver="mm", threshold=1.0, fallback="argmax",
+                 negatives="rest", decision_rule="auto", rule_scoring=0.5, rule_selection="cv", rule_cv=5,
+                 probability=False, calibration="sigmoid", tol=1e-6, max_iter=10_000, warm_start=False,
+                 class_weight=None, kernel_approximation=None, n_components=100, n_landmarks=None,
+                 landmarks="random", random_state=None, verbose=0, n_jobs=None):
         self.variant = variant
         self.kernel = kernel
         self.gamma = gamma
@@ -231,6 +273,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self.coef0 = coef0
         self.alpha = alpha
         self.beta = beta
+        self.beta_scale = beta_scale
         self.bias_penalty = bias_penalty
         self.solver = solver
         self.threshold = threshold
@@ -251,6 +294,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
         self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
 
     # --- scikit-learn plumbing ------------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -261,22 +306,24 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     #: checked by scikit-learn (``BaseEstimator._validate_params``) when ``fit`` starts; alpha's lower bound
-    #: −1/(K−1) depends on the data and is checked by ``Problem``, a CVXPY solver name by ``check_solver``
+    #: −1/(K−1) depends on the number of fitted classes and is checked in ``fit`` (``_check_alpha``), the kernel by
+    #: ``kernels.validate_kernel``, a CVXPY solver name by ``check_solver``
     _parameter_constraints = {
         "variant": [StrOptions(set(VARIANTS))],
-        "kernel": [StrOptions(set(NAMED_KERNELS)), callable],
+        "kernel": "no_validation",
         "gamma": [StrOptions({"scale", "auto"}), _RealInterval(0, None, closed="neither")],
         "degree": [Interval(Integral, 0, None, closed="left")],
         "coef0": [_RealInterval(None, None, closed="neither")],
         "alpha": [_RealInterval(-1, 1, closed="neither")],
         "beta": [_RealInterval(0, None, closed="neither")],
-        "bias_penalty": [_RealInterval(0, None, closed="left")],
+        "beta_scale": [StrOptions(set(BETA_SCALES))],
+        "bias_penalty": [StrOptions({"auto"}), _RealInterval(0, None, closed="left")],
         "solver": [str],
         "threshold": [_RealInterval(None, None, closed="neither")],
         "fallback": [StrOptions(set(FALLBACKS))],
         "negatives": [StrOptions(set(NEGATIVES))],
         "decision_rule": [StrOptions(set(DECISION_RULES))],
-        "rule_scoring": [StrOptions(set(SCORERS))],
+        "rule_scoring": [StrOptions(set(SCORERS)), _RealInterval(0, 1, closed="both")],
         "rule_selection": [StrOptions(set(SELECTIONS))],
         "rule_cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split", "get_n_splits"])],
         "probability": ["boolean"],
@@ -290,25 +337,31 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         "n_landmarks": [Interval(Integral, 1, None, closed="left"), None],
         "landmarks": [StrOptions({"random", "kmeans"})],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "n_jobs": [Interval(Integral, -1, None, closed="left"), None],
     }
 
-    # --- targets ------------------------------------------------------------------------------
-    def _membership(self, y):
-        """(Y in {−1, 0, 1}^{N×K}, classes, multilabel) from 1-D labels or an indicator matrix."""
-        if sp.issparse(y) or (np.ndim(y) == 2 and np.shape(y)[1] > 1):
-            Y = y.toarray() if sp.issparse(y) else np.asarray(y)
-            if Y.dtype.kind not in "biuf" or not np.isin(Y, (-1, 0, 1)).all():
-                raise ValueError("an indicator matrix y must contain only 0 and 1 (and -1 for a known "
-                                 "negative)")
-            return Y.astype(np.float64), np.arange(Y.shape[1]), True
-        with naming("y"):
-            y = column_or_1d(y, warn=True)
-            check_classification_targets(y)
-        classes, Y = label_indicator(y)
-        if classes.size < 2:
-            raise ValueError(f"OvNClassifier needs at least 2 classes in y, got 1 class: {classes[0]!r}")
-        return Y, classes, False
+    @property
+    def _bias_penalty(self) -> float:
+        """γ: ``bias_penalty``, or for "auto" 0 with known negatives (each class its own offset, as one-vs-rest) and
+        1 without them (there γ = 0 would make the trivial solution optimal, docs/theory.md §3.4)."""
+        if isinstance(self.bias_penalty, str):
+            return 0.0 if self.negatives == "rest" else 1.0
+        return float(self.bias_penalty)
 
+    @property
+    def _learns_rule(self) -> bool:
+        """Whether ``fit`` learns ``rule_`` (an indicator matrix only): ``decision_rule`` "cv", or "auto" with known
+        negatives."""
+        rule = self.decision_rule
+        return self.multilabel_ and (rule == "cv" or (rule == "auto" and self.negatives == "rest"))
+
+    def _say(self, message: str, level: int = 1) -> None:
+        """Progress on stdout when ``verbose`` >= ``level`` (scikit-learn's convention)."""
+        if self.verbose >= level:
+            print(f"[{type(self).__name__}] {message}", flush=True)
+
+    # --- targets and weights --------------------------------------------------------------------
     def _label_weights(self, Y):
         """Multiplier of the cost of every pair of each class (column), from ``class_weight``."""
         K = Y.shape[1]
@@ -334,103 +387,152 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"class_weight must give positive finite weights, got {weights.tolist()}")
         return weights
 
+    def _training_set(self, X, Y, sample_weight) -> "_TrainingSet":
+        """The rows, signed targets and weights that enter the problem: class weights folded in, rows of zero weight
+        dropped, the columns with a positive entry kept (``fitted_labels_``), the known negatives marked."""
+        label_weight = self._label_weights(Y)  # from all samples, as scikit-learn's "balanced"
+        s = sample_weight
+        if not self.multilabel_:  # a class's weight is the weight of its samples (all their pairs), as scikit-learn's
+            s = s * label_weight[np.argmax(Y, axis=1)]
+            label_weight = np.ones_like(label_weight)
+        keep = s > 0
+        self._train_index = np.flatnonzero(keep)
+        if not keep.all():
+            X, Y, s = _rows(X, self._train_index, self._precomputed), Y[keep], s[keep]
+        self.fitted_labels_ = np.flatnonzero((Y == 1).any(axis=0))
+        if self.fitted_labels_.size < 2:
+            raise ValueError("OvNClassifier needs at least 2 classes with a positive example of positive "
+                             f"sample_weight, got {self.fitted_labels_.size} class(es)")
+        self._check_alpha(self.fitted_labels_.size)
+        Y = Y[:, self.fitted_labels_]
+        if self.negatives == "rest":
+            Y = np.where(Y == 0, -1.0, Y)
+        return _TrainingSet(X, Y, s, label_weight[self.fitted_labels_], sample_weight[self._train_index])
+
+    def _check_alpha(self, n_classes):
+        """Alpha in the open interval (−1/(K−1), 1) of the K fitted classes (ignored by the hard-w variants)."""
+        lo, hi = alpha_interval(n_classes)
+        if self.variant.startswith("Sw") and not lo < self.alpha < hi:
+            raise ValueError(f"alpha must lie in the open interval ({lo:g}, {hi:g}) for the {n_classes} classes of "
+                             f"this fit (−1/(K−1) < alpha < 1), got alpha={self.alpha}")
+
     # --- fit ----------------------------------------------------------------------------------
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit on patterns X (n, M) and labels y: 1-D class labels, or an (n, K) indicator matrix
-        (dense or scipy sparse; 1 = member, 0 = no information, −1 = known non-member)."""
+        """Fit on patterns X (n, M) and labels y: 1-D class labels, or an (n, K) indicator matrix (dense, scipy
+        sparse or a pandas DataFrame, whose column names become ``classes_``; 1 = member, 0 = no information,
+        −1 = known non-member). A list of label lists or sets is not accepted: convert it with scikit-learn's
+        ``MultiLabelBinarizer``."""
+        started = time.perf_counter()
+        X, y, names, sample_weight = self._check_fit_input(X, y, sample_weight)
+        Y, self.classes_, self.multilabel_ = membership(y, names)
+        train = self._training_set(X, Y, sample_weight)
+        self._say(f"targets: {train.Y.shape[0]} rows, {train.Y.shape[1]} of {Y.shape[1]} "
+                  f"{'labels' if self.multilabel_ else 'classes'} fitted, negatives={self.negatives!r}")
+        problem, feature_map = self._problem(train)
+        result = self._solve(problem)
+        self._set_solution(result, feature_map)
+        self._learn_rule_and_calibrate(X, y, Y, sample_weight)
+        self._say(f"fit done in {time.perf_counter() - started:.3g} s")
+        return self
+
+    def _check_fit_input(self, X, y, sample_weight):
+        """(X, y, y's column names or None, sample weights) checked, each error naming its argument."""
         if self.solver.lower() != "mm":
             from .solvers.cvxpy_solver import check_solver
             check_solver(self.solver)
+        validate_kernel(self.kernel)
         self._check_approximation()
         with naming("X"):
             # sparse X stays sparse (docs/theory.md §9.10); COO and the other scipy formats are converted to CSR
             check_no_dates("X", X)
             X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64)
-        X_in = X
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None")
+        reject_label_sets(y)
+        names = getattr(y, "columns", None)
         with naming("y"):
             y = check_array(y, accept_sparse=("csr", "csc", "coo"), ensure_2d=False, dtype=None, input_name="y")
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X and y must have the same number of samples, got {X.shape[0]} and {y.shape[0]}")
-        Y, self.classes_, self.multilabel_ = self._membership(y)
-        label_weight = self._label_weights(Y)  # from all samples, as scikit-learn's "balanced"
-        with naming("sample_weight"):
-            s = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        sample_weight = s
-        if not self.multilabel_:  # a class's weight is the weight of its samples (all their pairs), as scikit-learn's
-            s = s * label_weight[np.argmax(Y, axis=1)]
-            label_weight = np.ones_like(label_weight)
-        keep = s > 0
-        if not keep.all():
-            X, Y, s = X[keep], Y[keep], s[keep]
-            if self._precomputed:
-                X = X[:, keep]
-        self._train_index = np.flatnonzero(keep)
-        self.fitted_labels_ = np.flatnonzero((Y == 1).any(axis=0))
-        if self.fitted_labels_.size < 2:
-            raise ValueError("OvNClassifier needs at least 2 classes with a positive example of positive "
-                             f"sample_weight, got {self.fitted_labels_.size} class(es)")
-        label_weight = label_weight[self.fitted_labels_]
-        Y = Y[:, self.fitted_labels_]
-        if self.negatives == "rest":
-            Y = np.where(Y == 0, -1.0, Y)
-        alpha = 0.0 if self.variant.startswith("Hw") else self.alpha  # ignored by hard w: no warning per fit
-        feature_map = self._feature_map(X)
+        return X, y, names, _check_sample_weight(sample_weight, X.shape[0])
+
+    def _problem(self, train):
+        """The ``Problem`` of the training set (on the kernel approximation's features, if any) and the unfitted
+        feature map (or None); β from ``beta`` and ``beta_scale``."""
+        feature_map = self._feature_map(train.X)
+        X = train.X
         if feature_map is not None:
             # one BLAS thread, as the solver: Nyström's SVD of its r×r block measured 14.6 s threaded, 1.0 s not
             # (r = 1000, 2 cores)
             with blas_controller().limit(limits=1, user_api="blas"):
                 X = feature_map.fit_transform(X)
-        problem = Problem(X, Y, self.variant, self.kernel if feature_map is None else "linear", alpha=alpha,
-                          beta=self.beta, bias_penalty=self.bias_penalty, gamma=self.gamma, degree=self.degree,
-                          coef0=self.coef0, sample_weight=s, label_weight=label_weight)
-        result = self._solve(problem)
+        kernel = self.kernel if feature_map is None else "linear"
+        self.kernel_scale_ = kernel_scale(kernel, X, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+                                          sample_weight=train.row_weight)
+        self.hinge_weight_ = self.beta / self.kernel_scale_ if self.beta_scale == "kernel" else float(self.beta)
+        alpha = 0.0 if self.variant.startswith("Hw") else self.alpha  # ignored by hard w: no warning per fit
+        problem = Problem(X, train.Y, self.variant, kernel, alpha=alpha, beta=self.hinge_weight_,
+                          bias_penalty=self._bias_penalty, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+                          sample_weight=train.sample_weight, label_weight=train.label_weight)
+        self._say(f"problem: {self.variant}, kernel={kernel!r}, alpha={float(alpha):g}, beta={float(self.beta):g} "
+                  f"(kernel scale {self.kernel_scale_:.4g}: hinge weight {self.hinge_weight_:.4g}), "
+                  f"bias_penalty={self._bias_penalty:g}, {problem.pairs.sample.size} pairs")
+        return problem, feature_map
+
+    def _set_solution(self, result, feature_map):
+        """The fitted attributes of the solution: support, degenerate labels, coef_ (linear), the slim result."""
         self._check_result(result)
+        self._say(f"solve: {_solve_summary(result, self.tol)}")
         self.degenerate_labels_ = self._degenerate_labels(result)
         self.n_iter_ = result.iterations
         self._set_support(result)
-        if problem.is_kernel or feature_map is not None:
+        if result.problem.is_kernel or feature_map is not None:
             for stale in ("coef_", "intercept_"):  # from an earlier linear fit
                 self.__dict__.pop(stale, None)
         else:
             self._set_linear_coef(result)
         # the fitted model keeps what prediction needs, not the training problem (its X, Gram matrix, factor)
         self.result_ = result.slim(feature_map)
-        self._start = (problem.variant, problem.is_kernel, self.result_)  # for warm_start
-        for stale in ("rule_", "rule_scores_", "calibrators_"):  # from an earlier fit with other parameters
-            self.__dict__.pop(stale, None)
-        learn = self.decision_rule == "cv" and self.multilabel_
-        if learn or self.probability:
-            F, folds = self._out_of_fold(X_in, y, sample_weight)
-            Y_in = self._membership(y)[0]
-            if learn:
-                self.rule_, self.rule_scores_ = learn_rule(F, Y_in, self.rule_scoring, paper=self._paper_rule(),
-                                                           labels=self.fitted_labels_, sample_weight=sample_weight,
-                                                           selection=self.rule_selection, folds=folds)
-            if self.probability:
-                self._calibrate(F, Y_in, sample_weight)
-        return self
+        self._start = (result.problem.variant, result.problem.is_kernel, self.result_)  # for warm_start
+
+    def _learn_rule_and_calibrate(self, X, y, Y, sample_weight):
+        """``rule_`` (the learned rule, when ``_learns_rule``) and ``calibrators_`` (``probability``) from the
+        out-of-fold decision values of the internal folds."""
+        for stale in ("rule_", "rule_scores_", "rule_gain_", "rule_gain_error_", "calibrators_"):
+            self.__dict__.pop(stale, None)  # from an earlier fit with other parameters
+        if not (self._learns_rule or self.probability):
+            return
+        F, folds = self._out_of_fold(X, y, sample_weight)
+        if self._learns_rule:
+            learned = learn_rule(F, Y, self.rule_scoring, paper=self._paper_rule(), labels=self.fitted_labels_,
+                                 sample_weight=sample_weight, selection=self.rule_selection, folds=folds, guard=True)
+            self.rule_, self.rule_scores_ = learned.rule, learned.scores
+            self.rule_gain_, self.rule_gain_error_ = learned.gain, learned.gain_error
+            self._say(f"rule: {learned.rule.kind}; held-out gain over the paper's rule {learned.gain:+.4f} ± "
+                      f"{learned.gain_error:.4f} (one standard error): "
+                      + ("the paper's rule kept" if learned.kept_paper else "learned rule used"))
+        if self.probability:
+            self._calibrate(F, Y, sample_weight)
 
     def _out_of_fold(self, X, y, sample_weight):
         """Out-of-fold decision values (n, K) of every training pattern (docs/theory.md §5.1) and the fold of each:
-        one fit per fold of ``rule_cv``, warm-started from the full fit and from each other."""
+        one fit per fold of ``rule_cv``, each warm-started from the full fit, ``n_jobs`` folds at a time."""
         # shuffled: the bundled multilabel files are sorted by label set, so contiguous folds would lack labels
         folds = KFold(self.rule_cv, shuffle=True, random_state=0) if isinstance(self.rule_cv, Integral) \
             else self.rule_cv
-        fold_model = clone(self).set_params(decision_rule="paper", probability=False, warm_start=True)
-        fold_model._start = self._start  # the first fold fit starts from the full fit (MM; else cold)
+        fold_model = clone(self).set_params(decision_rule="paper", probability=False, warm_start=True, verbose=0,
+                                            n_jobs=None)
+        fold_model._start = self._start  # every fold fit starts from the full fit (MM; else cold)
+        splits = list(folds.split(X, y))
+        fits = parallel_map(_FoldFit(fold_model, X, y, sample_weight), splits, n_jobs=self.n_jobs or 1)
         F = np.full((X.shape[0], self.classes_.size), NEVER)
         fold_of = np.full(X.shape[0], -1)
-        for fold, (train, test) in enumerate(folds.split(X, y)):
+        for fold, ((_, test), (classes, values, summary)) in enumerate(zip(splits, fits)):
             fold_of[test] = fold
-            X_train, y_train = _safe_split(self, X, y, train)
-            X_test, _ = _safe_split(self, X, y, test, train)
-            fold_model.fit(X_train, y_train, sample_weight=sample_weight[train])
             # 1-D y: a fold can miss a class (its values stay NEVER, as a label left out of a fold fit)
-            columns = np.searchsorted(self.classes_, fold_model.classes_)
-            F[np.ix_(test, columns)] = fold_model._decision(X_test)
+            F[np.ix_(test, np.searchsorted(self.classes_, classes))] = values
+            self._say(f"fold {fold + 1}/{len(splits)}: {summary}")
         return F, fold_of
 
     def _calibrate(self, F, Y, sample_weight):
@@ -493,7 +595,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
 
     def _solve(self, problem):
         if self.solver.lower() != "mm":
-            return solve(problem, method="cvxpy", solver=self.solver)
+            return solve(problem, method="cvxpy", solver=self.solver, verbose=self.verbose >= 2)
         start = None
         if self.warm_start and hasattr(self, "_start"):
             variant, is_kernel, previous = self._start
@@ -527,6 +629,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                           "same prediction. Increase beta, or use hard biases.", DegenerateLabelWarning, stacklevel=4)
         elif constant.any():
             labels = self.fitted_labels_[constant]
+            fix = ("give every label known negatives (negatives='rest'), or increase beta" if self.negatives == "none"
+                   else "increase beta, or weigh the rare labels up (class_weight='balanced')")
             values = ", ".join(f"b = {b:.7g} for {k!r}" for k, b in zip(self.classes_[labels].tolist(),
                                                                          result.b[constant]))
             warnings.warn(f"label(s) {self.classes_[labels].tolist()} are degenerate: their decision values are the "
@@ -534,7 +638,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                           f"{values}). The threshold rule gives each of them to every pattern or to none, by b_k "
                           f"against the threshold (a value within {TIE_TOL:g}·max(1, |threshold|) below it counts as "
                           "on it, so round-off does not decide); the argmax ranks them the same everywhere. "
-                          "See degenerate_labels_ (docs/theory.md §5).", DegenerateLabelWarning, stacklevel=4)
+                          f"See degenerate_labels_ (docs/theory.md §5). To fix it, {fix}.", DegenerateLabelWarning,
+                          stacklevel=4)
         return self.fitted_labels_[constant]
 
     def _set_support(self, result):
@@ -574,6 +679,10 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     def _decision(self, X):
         """f_k(x) of all K columns, shape (n, K), binary included."""
         check_is_fitted(self)
+        shape = getattr(X, "shape", None)
+        if (shape[0] if shape else len(X) if isinstance(X, (list, tuple)) else None) == 0:
+            raise ValueError(f"X has no rows (shape {shape or (0,)}): decision_function, predict and predict_proba "
+                             "need at least one pattern")
         with naming("X"):
             check_no_dates("X", X)
             X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64, reset=False)
@@ -611,3 +720,96 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             return P
         total = P.sum(axis=1, keepdims=True)
         return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])
+
+
+
+@dataclass(frozen=True)
+class _TrainingSet:
+    """The rows that enter the problem: patterns, signed targets of the fitted labels, pair weights per row and per
+    label, and the rows' own sample weights (without class weights)."""
+
+    X: object
+    Y: np.ndarray
+    sample_weight: np.ndarray
+    label_weight: np.ndarray
+    row_weight: np.ndarray
+
+
+def _rows(X, rows, pairwise: bool, columns=None):
+    """The rows ``rows`` of X (dense or sparse); a precomputed kernel (``pairwise``): also its columns ``columns``
+    (default: the same rows), the kernel against those training rows."""
+    X = X[rows]
+    return X[:, rows if columns is None else columns] if pairwise else X
+
+
+def _check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
+    """Sample weights as a float array of n_samples non-negative finite values, not all zero (None: ones; a number:
+    that weight for every row); a ValueError naming ``sample_weight`` otherwise."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    if isinstance(sample_weight, Real):
+        w = np.full(n_samples, check_number("sample_weight", sample_weight, low=0.0))
+    else:
+        with naming("sample_weight"):
+            w = check_array(sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight")
+        if w.shape != (n_samples,):
+            raise ValueError(f"sample_weight must have shape ({n_samples},), one weight per sample, got {w.shape}")
+        if (w < 0).any():
+            raise ValueError("sample_weight must be non-negative, got a negative weight")
+    if not w.any():
+        raise ValueError("sample_weight must have at least one nonzero weight, got all zero")
+    return w
+
+
+class _FoldFit:
+    """One internal fold's fit (picklable, for ``parallel_map``): the fold model fitted on the other folds' rows,
+    returning its classes, the decision values of the fold's rows and a one-line summary of its solve."""
+
+    def __init__(self, model, X, y, sample_weight):
+        self.model, self.X, self.y, self.sample_weight = model, X, y, sample_weight
+
+    def __call__(self, split):
+        train, test = split
+        pairwise = self.model._precomputed
+        model = self.model.fit(_rows(self.X, train, pairwise), self.y[train], sample_weight=self.sample_weight[train])
+        return model.classes_, model._decision(_rows(self.X, test, pairwise, columns=train)), \
+            _solve_summary(model.result_, model.tol)
+
+
+def _solve_summary(result, tol) -> str:
+    """The solve in one line: method, status, iterations, time and the proven bound against ``tol``."""
+    bound = result.relative_gap_bound
+    return (f"{result.method}/{result.solver} {result.status} after {result.iterations} iterations, "
+            f"{result.solve_time:.3g} s; proven bound on (F − F*)/max(1, |F|) {bound:.2g} (tol {float(tol):g})")
+
+
+def kernel_scale(kernel, X, *, gamma="scale", degree=3, coef0=0.0, sample_weight=None) -> float:
+    """κ₀ = mean_i κ(x_i, x_i), the size of the kernel on the training rows X (weighted by ``sample_weight``: a row of
+    weight 2 counts as two rows): 1 for the Gaussian kernel, the mean ‖x‖² for the linear one (M on standardized
+    data), the mean diagonal of a precomputed Gram matrix. Scaling a kernel by s and β by 1/s gives the same decision
+    function, so β/κ₀ means the same regularisation on every data set (``beta_scale="kernel"``). 1 when the mean is
+    not positive (a sigmoid kernel can give that). A polynomial kernel whose values overflow on X raises a ValueError
+    naming degree and coef0."""
+    if isinstance(kernel, str) and kernel == "precomputed":
+        if X.shape[0] != X.shape[1]:
+            raise ValueError(f"X must be the square kernel matrix of the training rows for kernel='precomputed', got "
+                             f"shape {X.shape}")
+        diagonal = X.diagonal()
+    elif callable(kernel):
+        diagonal = [kernel_matrix(kernel, X[i:i + 1], X[i:i + 1])[0, 0] for i in range(X.shape[0])]
+    else:
+        norms = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+        g = resolve_gamma(gamma, X)
+        if kernel == "poly":
+            # |γ⟨x, x'⟩ + c₀| ≤ γ max‖x‖² + |c₀|: every entry of the kernel matrix is finite when this power is
+            with np.errstate(over="ignore"):
+                largest = (g * norms.max(initial=0.0) + abs(coef0)) ** degree
+            if not np.isfinite(largest):
+                raise ValueError(f"kernel='poly' with degree={degree} and coef0={coef0:g} overflows on X "
+                                 f"((gamma·‖x‖² + |coef0|)^degree is beyond the float range): lower degree or coef0, "
+                                 "or scale X")
+        diagonal = {"linear": lambda: norms, "rbf": lambda: np.ones_like(norms),
+                    "poly": lambda: (g * norms + coef0) ** degree,
+                    "sigmoid": lambda: np.tanh(g * norms + coef0)}[kernel]()
+    scale = float(np.average(diagonal, weights=sample_weight))
+    return scale if np.isfinite(scale) and scale > 0 else 1.0

@@ -28,12 +28,9 @@ class InsufficientMemory(OvNError, MemoryError):
 
 
 class DegenerateLabelWarning(UserWarning):
-    """A fitted label's training decision values are constant (w_k ≈ 0): the threshold rule gives it to every
-    pattern or to none, and the argmax ranks it the same everywhere (docs/theory.md §3.4, §5).
-
-    Filter it by class when degenerate labels are expected, e.g.
-    ``warnings.filterwarnings("ignore", category=DegenerateLabelWarning)``.
-    """
+    """A fitted label's decision values are the same for every training pattern (w_k ≈ 0): it is predicted for every
+    pattern or for none. The message says which labels and how to fix it; filter it by class when degenerate
+    labels are expected."""
 
 
 def _size(nbytes: int) -> str:

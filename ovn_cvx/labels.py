@@ -2,10 +2,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
 
-from ._validation import encode_labels
+from ._validation import encode_labels, naming
+
+#: how to turn label sets into the indicator matrix the estimator takes
+BINARIZER_HINT = ("convert it with scikit-learn's MultiLabelBinarizer: Y = MultiLabelBinarizer().fit_transform(y) "
+                  "(its classes_ names the columns)")
 
 #: decision values within TIE_TOL · max(1, |t|) below a threshold t (or a row's largest value) count as on it.
 #: The solvers agree on decision values to about 1e-7 relative (docs/theory.md §10); a label with w_k ≈ 0 sits
@@ -24,6 +32,39 @@ def label_indicator(y, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     Y = np.zeros((codes.size, classes.size))
     Y[np.arange(codes.size), codes] = 1.0
     return classes, Y
+
+
+def reject_label_sets(y, name: str = "y") -> None:
+    """A ValueError naming ``MultiLabelBinarizer`` when ``y`` is a sequence of label sets (sets, or lists of unequal
+    lengths) rather than 1-D labels or an indicator matrix."""
+    if not isinstance(y, (list, tuple)) and not (isinstance(y, np.ndarray) and y.dtype == object and y.ndim == 1):
+        return
+    rows = list(y)
+    sets = any(isinstance(row, (set, frozenset)) for row in rows)
+    ragged = all(isinstance(row, (list, tuple, np.ndarray)) for row in rows) and len({len(row) for row in rows}) > 1
+    if sets or ragged:
+        raise ValueError(f"{name} is a list of label {'sets' if sets else 'lists'}; OvNClassifier takes 1-D labels or "
+                         f"an (n, K) indicator matrix: {BINARIZER_HINT}")
+
+
+def membership(y, columns=None, name: str = "y") -> tuple[np.ndarray, np.ndarray, bool]:
+    """(Y in {−1, 0, 1}^{N×K}, classes, multilabel) of checked targets ``y``: 1-D class labels (classes: the sorted
+    labels), or an indicator matrix (dense or sparse; classes: ``columns``, e.g. a DataFrame's column names, or
+    ``arange(K)``). Errors name ``name``."""
+    if sp.issparse(y) or (np.ndim(y) == 2 and np.shape(y)[1] > 1):
+        Y = y.toarray() if sp.issparse(y) else np.asarray(y)
+        if Y.dtype.kind not in "biuf" or not np.isin(Y, (-1, 0, 1)).all():
+            raise ValueError(f"an indicator matrix {name} must contain only 0 and 1 (and -1 for a known negative); "
+                             f"for label sets, {BINARIZER_HINT}")
+        classes = np.arange(Y.shape[1]) if columns is None else np.asarray(columns)
+        return Y.astype(np.float64), classes, True
+    with naming(name):
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+    classes, Y = label_indicator(y, name)
+    if classes.size < 2:
+        raise ValueError(f"OvNClassifier needs at least 2 classes in {name}, got 1 class: {classes[0]!r}")
+    return Y, classes, False
 
 
 def at_least(F, threshold) -> np.ndarray:
@@ -63,6 +104,22 @@ UTILITIES = {
 }
 
 
+def is_jaccard_weight(utility) -> bool:
+    """True for a number in [0, 1]: the weight λ of Jaccard in the trade λ · Jaccard + (1 − λ) · (1 − Hamming loss)."""
+    return isinstance(utility, Real) and not isinstance(utility, bool) and 0.0 <= utility <= 1.0
+
+
+def utility_function(utility):
+    """u(a, b, m, K) of ``utility``: a key of ``UTILITIES``, or a Jaccard weight λ in [0, 1] (``is_jaccard_weight``):
+    λ · Jaccard + (1 − λ) · (1 − Hamming loss), which rises with a and falls with b at fixed m as both do."""
+    if is_jaccard_weight(utility):
+        jaccard, hamming = UTILITIES["jaccard"], UTILITIES["hamming"]
+        return lambda a, b, m, K: utility * jaccard(a, b, m, K) + (1.0 - utility) * hamming(a, b, m, K)
+    if isinstance(utility, str) and utility in UTILITIES:
+        return UTILITIES[utility]
+    raise ValueError(f"utility must be one of {sorted(UTILITIES)} or a Jaccard weight in [0, 1], got {utility!r}")
+
+
 def _with_bernoulli(pmf, p):
     """The distribution of a count (n × c: P(count = j) per row) after one more independent Bernoulli(p) per row."""
     out = np.zeros((pmf.shape[0], pmf.shape[1] + 1))
@@ -71,13 +128,14 @@ def _with_bernoulli(pmf, p):
     return out
 
 
-def expected_best_labels(P, utility: str = "jaccard", fallback: bool = True) -> np.ndarray:
+def expected_best_labels(P, utility="jaccard", fallback: bool = True) -> np.ndarray:
     """The label set of each row of P (n×K, P(label k) per row) with the largest expected ``utility`` (a key of
-    ``UTILITIES``) when the labels are independent with those probabilities (docs/theory.md §5.1): the set is the
-    m most probable labels for the best m (a swap of a less probable label in the set for a more probable one outside
-    never lowers a utility that rises with a and falls with b), and the expectation is exact, from the two
-    Poisson-binomial distributions of a and b — O(K³) a row. ``fallback``: at least one label, the expectation taken
-    given at least one true label. Ties go to the smaller set."""
+    ``UTILITIES`` or a Jaccard weight, :func:`utility_function`) when the labels are independent with those
+    probabilities (docs/theory.md §5.1): the set is the m most probable labels for the best m (a swap of a less
+    probable label in the set for a more probable one outside never lowers a utility that rises with a and falls with
+    b), and the expectation is exact, from the two Poisson-binomial distributions of a and b — O(K³) a row.
+    ``fallback``: at least one label, the expectation taken given at least one true label. Ties go to the smaller
+    set."""
     P = np.clip(np.asarray(P, dtype=np.float64), 0.0, 1.0)
     n, K = P.shape
     order = np.argsort(-P, axis=1, kind="stable")
@@ -86,7 +144,7 @@ def expected_best_labels(P, utility: str = "jaccard", fallback: bool = True) -> 
     for j in range(K - 1, -1, -1):
         outside.append(_with_bernoulli(outside[-1], sorted_p[:, j]))
     outside.reverse()
-    u = UTILITIES[utility]
+    u = utility_function(utility)
     best_value, best_m = np.full(n, -np.inf), np.zeros(n, dtype=int)
     inside = np.ones((n, 1))  # the count of true labels among the m most probable
     for m in range(K + 1):
@@ -118,14 +176,13 @@ class DecisionRule:
     fallback: bool = True
     gap: float | None = None
     calibration: tuple[np.ndarray, np.ndarray] | None = None
-    utility: str = "jaccard"
+    utility: str | float = "jaccard"
 
     def __post_init__(self):
         given = [name for name in ("top", "gap", "calibration") if getattr(self, name) is not None]
         if len(given) > 1:
             raise ValueError(f"a rule has at most one of top, gap and calibration, got {given}")
-        if self.utility not in UTILITIES:
-            raise ValueError(f"utility must be one of {sorted(UTILITIES)}, got {self.utility!r}")
+        utility_function(self.utility)  # a ValueError for an unknown utility
 
     @property
     def kind(self) -> str:

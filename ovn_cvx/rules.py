@@ -4,12 +4,13 @@ values in ``OvNClassifier(decision_rule="cv")``, the multilabel analogue of scik
 candidate only applies it to the given values (no model is refitted)."""
 from __future__ import annotations
 
-import numpy as np
+from typing import NamedTuple
 
-from sklearn.calibration import _SigmoidCalibration
+import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
-from .labels import NEVER, UTILITIES, DecisionRule
+from ._sklearn_compat import SigmoidCalibration
+from .labels import NEVER, DecisionRule, is_jaccard_weight
 
 
 def _counts(T, P, w):
@@ -49,6 +50,27 @@ def _hamming(T, P, w):
 #: tests/test_estimator_rules.py checks every one against scikit-learn.
 SCORERS = {"jaccard": _jaccard, "f1_micro": _f1_micro, "f1_macro": _f1_macro, "hamming": _hamming}
 
+
+def scorer(scoring):
+    """The metric of ``scoring``: a key of ``SCORERS``, or a Jaccard weight λ in [0, 1], the trade λ · Jaccard +
+    (1 − λ) · (1 − Hamming loss) (1: "jaccard", 0: "hamming"). A ValueError naming ``rule_scoring`` otherwise."""
+    if is_jaccard_weight(scoring):
+        return lambda T, P, w: scoring * _jaccard(T, P, w) + (1.0 - scoring) * _hamming(T, P, w)
+    if isinstance(scoring, str) and scoring in SCORERS:
+        return SCORERS[scoring]
+    raise ValueError(f"rule_scoring must be one of {sorted(SCORERS)} or a Jaccard weight in [0, 1] (the trade "
+                     f"weight · Jaccard + (1 − weight) · (1 − Hamming loss)), got {scoring!r}")
+
+
+def outweighs_noise(differences) -> bool:
+    """The paired one-standard-error test: True when the mean of ``differences`` (one per internal fold, a learned
+    rule's held-out score minus the paper rule's) exceeds its standard error std(ddof=1)/√n — strictly, so that a gain
+    the size of its own noise keeps the paper's rule; False with fewer than two folds or a NaN."""
+    d = np.asarray(differences, dtype=np.float64)
+    if d.size < 2 or not np.isfinite(d).all():
+        return False
+    return bool(d.mean() > d.std(ddof=1) / np.sqrt(d.size))
+
 #: candidate thresholds per search: this many quantiles of the decision values
 N_CANDIDATES = 40
 
@@ -69,19 +91,33 @@ SELECTIONS = ("best", "one_se", "cv")
 FAMILIES = ("paper", "global threshold", "top-m", "score-gap", "expected score", "per-label thresholds")
 
 
-def learn_rule(F, Y, scoring: str = "jaccard", *, paper: DecisionRule = DecisionRule(), labels=None,
-               sample_weight=None, selection: str = "best", folds=None) -> tuple[DecisionRule, dict[str, float]]:
+class LearnedRule(NamedTuple):
+    """What :func:`learn_rule` returns: the ``rule``; the ``scores`` the families were compared by; the mean over the
+    internal folds of the learner's held-out score minus the paper rule's (``gain``) and its standard error
+    std(ddof=1)/√n (``gain_error``), NaN without folds; and whether the paper rule was kept because that gain did not
+    outweigh its noise (``kept_paper``)."""
+
+    rule: DecisionRule
+    scores: dict
+    gain: float = float("nan")
+    gain_error: float = float("nan")
+    kept_paper: bool = False
+
+
+def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(), labels=None,
+               sample_weight=None, selection: str = "best", folds=None, guard: bool = False) -> LearnedRule:
     """The best rule on decision values F (n×K) for the labels Y (n×K, 1 = member) by ``scoring`` (a key of
-    ``SCORERS``), and the score of each family's best by which the families were compared.
+    ``SCORERS`` or a Jaccard weight, :func:`scorer`), the score of each family's best by which the families were
+    compared, and the chosen rule's held-out gain over the paper's rule (:class:`LearnedRule`).
 
     The families (``FAMILIES``), each searched on the values for its best rule: ``paper``; one global threshold,
     with and without the argmax fallback; the top m labels, m = 1 … K (the fallback is moot); the labels within a
-    score gap g of the row's largest value (quantiles of the gaps; the fallback is moot); for ``scoring`` "jaccard"
-    or "hamming", the expected-score rule (Platt's sigmoid per label fitted to the values, then the label set of
-    largest expected score, with and without the fallback, docs/theory.md §5.1); per-label thresholds with and
-    without the fallback, by coordinate ascent from the best global threshold (two sweeps over the labels). Only the
-    columns ``labels`` (default: all) are searched; the others keep the global threshold (never predicted by the
-    expected-score rule).
+    score gap g of the row's largest value (quantiles of the gaps; the fallback is moot); for ``scoring`` "jaccard",
+    "hamming" or a Jaccard weight, the expected-score rule (Platt's sigmoid per label fitted to the values, then the
+    label set of largest expected score, with and without the fallback, docs/theory.md §5.1); per-label thresholds
+    with and without the fallback, by coordinate ascent from the best global threshold (two sweeps over the labels).
+    Only the columns ``labels`` (default: all) are searched; the others keep the global threshold (never predicted by
+    the expected-score rule).
 
     ``selection``: ``"best"``, the family whose best scores highest on these values (a later family must score
     strictly higher); ``"one_se"`` (Breiman's one-standard-error rule), the first family whose best score is at least
@@ -89,26 +125,63 @@ def learn_rule(F, Y, scoring: str = "jaccard", *, paper: DecisionRule = Decision
     ``folds``; ``"cv"``, the family that scores highest on held-out rows: every group of ``folds`` predicted by the
     families' best rules learned on the other groups, the pooled predictions scored — the search's optimism on the
     rows it was tuned on (largest for per-label thresholds) does not count; the returned rule is the chosen family's
-    best on all rows. ``folds`` (the internal fold of each row) is required by "one_se" and "cv"."""
-    if scoring not in SCORERS:
-        raise ValueError(f"rule_scoring must be one of {sorted(SCORERS)}, got {scoring!r}")
+    best on all rows. ``folds`` (the internal fold of each row) is required by "one_se", "cv" and ``guard``.
+
+    ``guard``: the chosen rule replaces ``paper`` only when the learner's held-out score beats the paper rule's by more
+    than the noise, the paired one-standard-error test of :func:`outweighs_noise` on the per-fold differences: each
+    group of ``folds`` predicted by the family that scores best held-out on the other groups, with its rule learned
+    without the group (``_learner_predictions``), against ``paper`` on the same rows."""
+    score_of = scorer(scoring)
     if selection not in SELECTIONS:
         raise ValueError(f"rule_selection must be one of {SELECTIONS}, got {selection!r}")
-    if selection != "best" and (folds is None or np.unique(folds).size < 2):
-        raise ValueError(f"rule_selection={selection!r} needs folds: the internal fold of every row, at least 2 folds")
+    held_out_needed = selection != "best" or guard
+    if held_out_needed and (folds is None or np.unique(folds).size < 2):
+        what = f"rule_selection={selection!r}" if selection != "best" else "guard=True"
+        raise ValueError(f"{what} needs folds: the internal fold of every row, at least 2 folds")
     F = np.asarray(F, dtype=np.float64)
     truth = np.asarray(Y) == 1
     labels = np.arange(F.shape[1]) if labels is None else np.asarray(labels)
-    search = _Search(SCORERS[scoring], scoring, paper, labels)
+    search = _Search(score_of, scoring, paper, labels)
     best = search.family_bests(F, truth, sample_weight)
+    held_out = search.held_out_predictions(F, truth, sample_weight, np.asarray(folds)) if held_out_needed else None
     if selection == "cv":
-        held_out = search.held_out_scores(F, truth, sample_weight, np.asarray(folds))
-        family = max(held_out, key=held_out.get)  # first maximum: families in the order of FAMILIES
-        return best[family][1], held_out
-    winner = max(best.values(), key=lambda entry: entry[0])
-    if selection == "one_se":
-        winner = _one_standard_error(best, winner, search.score_of, F, truth, np.asarray(folds), sample_weight)
-    return winner[1], {family: value for family, (value, _) in best.items()}
+        scores = {family: score_of(truth, P, sample_weight) for family, P in held_out.items()}
+        family = max(scores, key=scores.get)  # first maximum: families in the order of FAMILIES
+    else:
+        scores = {family: value for family, (value, _) in best.items()}
+        family = max(scores, key=scores.get)
+        if selection == "one_se":
+            family = _one_standard_error(best, family, score_of, F, truth, np.asarray(folds), sample_weight)
+    if not held_out_needed:
+        return LearnedRule(best[family][1], scores)
+    differences = _fold_differences(score_of, truth, _learner_predictions(score_of, truth, held_out, folds,
+                                                                          sample_weight),
+                                    paper.predict(F), np.asarray(folds), sample_weight)
+    gain, error = differences.mean(), differences.std(ddof=1) / np.sqrt(differences.size)
+    kept_paper = guard and not outweighs_noise(differences)
+    return LearnedRule(paper if kept_paper else best[family][1], scores, float(gain), float(error), kept_paper)
+
+
+def _learner_predictions(score_of, truth, held_out, folds, sample_weight) -> np.ndarray:
+    """The learner's own held-out predictions: each group of ``folds`` predicted by the family that scores highest
+    on the held-out predictions of the other groups, with that family's rule learned without the group. Scoring the
+    family chosen on all groups on those same groups would favour it by the choice (the winner's curse)."""
+    folds = np.asarray(folds)
+    P = np.zeros(truth.shape, dtype=bool)
+    for fold in np.unique(folds):
+        test = folds == fold
+        weight = None if sample_weight is None else sample_weight[~test]
+        others = {family: score_of(truth[~test], Q[~test], weight) for family, Q in held_out.items()}
+        P[test] = held_out[max(others, key=others.get)][test]
+    return P
+
+
+def _fold_differences(score_of, truth, P, P_paper, folds, sample_weight) -> np.ndarray:
+    """Per group of ``folds``: the score of the predictions P minus that of the paper rule's P_paper."""
+    def score(g, predictions):
+        return score_of(truth[g], predictions[g], None if sample_weight is None else sample_weight[g])
+
+    return np.array([score(g, P) - score(g, P_paper) for g in (folds == f for f in np.unique(folds))])
 
 
 class _Search:
@@ -117,16 +190,16 @@ class _Search:
     def __init__(self, score_of, scoring, paper, labels):
         self.score_of, self.scoring, self.paper, self.labels = score_of, scoring, paper, labels
 
-    def held_out_scores(self, F, truth, sample_weight, folds) -> dict[str, float]:
-        """Per family, the score of the predictions of every group of ``folds`` by the family's best rule learned
-        on the other groups."""
+    def held_out_predictions(self, F, truth, sample_weight, folds) -> dict[str, np.ndarray]:
+        """Per family, the predictions of every group of ``folds`` by the family's best rule learned on the other
+        groups."""
         predicted = {}
         for fold in np.unique(folds):
             test = folds == fold
             train_weight = None if sample_weight is None else sample_weight[~test]
             for family, (_, rule) in self.family_bests(F[~test], truth[~test], train_weight).items():
                 predicted.setdefault(family, np.zeros(truth.shape, dtype=bool))[test] = rule.predict(F[test])
-        return {family: self.score_of(truth, P, sample_weight) for family, P in predicted.items()}
+        return predicted
 
     def family_bests(self, F, truth, sample_weight) -> dict[str, tuple[float, DecisionRule]]:
         """{family: (score, rule)} of each family's best rule on F, in the order of ``FAMILIES``. A family's
@@ -158,7 +231,7 @@ class _Search:
         gaps = _candidates(gaps[searched > NEVER])[:-1]  # not the "every label" gap
         values, _ = self._batch(F, truth, gaps, lambda g: DecisionRule(gap=g[:, None, None]), sample_weight)
         consider("score-gap", values, lambda j: DecisionRule(gap=float(gaps[j])))
-        if self.scoring in UTILITIES:
+        if is_jaccard_weight(self.scoring) or self.scoring in ("jaccard", "hamming"):
             calibration = _platt(F, truth, labels, sample_weight)
             for fallback in (True, False):
                 one("expected score", DecisionRule(calibration=calibration, utility=self.scoring, fallback=fallback))
@@ -221,17 +294,17 @@ def fit_calibrator(values, member, sample_weight=None, method: str = "sigmoid"):
     """scikit-learn's calibrator ``method`` of ``member`` (boolean) on the decision values ``values``, fitted on
     the known ones (a fold that left the label out of its fit has NEVER there)."""
     known = values > NEVER
-    model = _SigmoidCalibration() if method == "sigmoid" else \
+    model = SigmoidCalibration() if method == "sigmoid" else \
         IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
     return model.fit(values[known], np.asarray(member[known], dtype=np.float64),
                      sample_weight=None if sample_weight is None else sample_weight[known])
 
 
-def _one_standard_error(best, winner, score_of, F, truth, folds, sample_weight):
-    """The first family's best (score, rule) within one standard error of ``winner``'s score; the error from the
+def _one_standard_error(best, winner, score_of, F, truth, folds, sample_weight) -> str:
+    """The first family whose best score is within one standard error of the ``winner`` family's; the error from the
     spread of the winner's score over the folds."""
-    P = winner[1].predict(F)
+    P = best[winner][1].predict(F)
     groups = [folds == f for f in np.unique(folds)]
     per_fold = [score_of(truth[g], P[g], None if sample_weight is None else sample_weight[g]) for g in groups]
     error = np.std(per_fold, ddof=1) / np.sqrt(len(groups))
-    return next(entry for entry in best.values() if entry[0] >= winner[0] - error)
+    return next(family for family, (value, _) in best.items() if value >= best[winner][0] - error)

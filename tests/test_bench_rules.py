@@ -13,7 +13,7 @@ from sklearn.svm import SVC
 
 from ovn_cvx import OvNClassifier
 from ovn_cvx.datasets import load_emotions
-from ovn_cvx.experiments.protocols import Grid
+from ovn_cvx.experiments.protocols import PAPER_MODEL, Grid
 from ovn_cvx.labels import DecisionRule
 
 BENCHMARK = "bench_rules"  # the conftest fixture `bench` imports it
@@ -38,6 +38,11 @@ def nested_rows(bench, emotions_small):
     return rows
 
 
+def _paper(**params):
+    """The benchmark's OvN: the paper's model (every parameter named), SwHb, with ``params`` on top."""
+    return OvNClassifier(**{**PAPER_MODEL, "variant": "SwHb", "solver": "mm", "rule_scoring": "jaccard", **params})
+
+
 def _sklearn_nested(X, Y, model, grid, seed):
     """The oracle: GridSearchCV on KFold(seed + 1) inside cross_val_score on KFold(seed), StandardScaler first."""
     pipe = Pipeline([("scale", StandardScaler()), ("model", model)])
@@ -47,10 +52,10 @@ def _sklearn_nested(X, Y, model, grid, seed):
 
 @pytest.mark.filterwarnings("ignore:label\\(s\\)")
 @pytest.mark.parametrize("setting, model, grid", [
-    ("OvN cv", OvNClassifier(decision_rule="cv", rule_cv=3), {"model__beta": [0.5, 8.0]}),
-    ("OvN cv 1-SE", OvNClassifier(decision_rule="cv", rule_cv=3, rule_selection="one_se"), {"model__beta": [0.5, 8.0]}),
-    ("OvN rest", OvNClassifier(negatives="rest"), {"model__beta": [0.5, 8.0]}),
-    ("OvN rest, free b", OvNClassifier("SwSb", negatives="rest", bias_penalty=0.0), {"model__beta": [0.5, 8.0]}),
+    ("OvN cv", _paper(decision_rule="cv", rule_cv=3), {"model__beta": [0.5, 8.0]}),
+    ("OvN cv 1-SE", _paper(decision_rule="cv", rule_cv=3, rule_selection="one_se"), {"model__beta": [0.5, 8.0]}),
+    ("OvN rest", _paper(negatives="rest"), {"model__beta": [0.5, 8.0]}),
+    ("OvN rest, free b", _paper(variant="SwSb", negatives="rest", bias_penalty=0.0), {"model__beta": [0.5, 8.0]}),
     ("BR-SVC", OneVsRestClassifier(SVC(kernel="linear")), {"model__estimator__C": [0.25, 4.0]}),
 ])
 def test_nested_cells_are_sklearn_nested_cv(nested_rows, emotions_small, setting, model, grid):

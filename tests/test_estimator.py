@@ -18,6 +18,7 @@ from ovn_cvx.datasets import make_linear
 from ovn_cvx.labels import NEVER
 from ovn_cvx.result import SolveResult
 from ovn_cvx.testing import assert_matches_reference
+from _paper_settings import paper_model
 
 REFERENCE = "CLARABEL"
 
@@ -52,11 +53,11 @@ def _expected_failed_checks(estimator):
 
 # MM is the default solver; a small max_iter keeps the run fast (the certified polish usually finishes first)
 @pytest.mark.degenerate_labels
-@parametrize_with_checks([OvNClassifier(max_iter=300), OvNClassifier(kernel="precomputed", solver=REFERENCE),
-                          OvNClassifier(negatives="rest", decision_rule="cv", probability=True, rule_cv=2,
-                                        max_iter=300),
-                          OvNClassifier(kernel="rbf", kernel_approximation="nystroem", n_components=20, random_state=0,
-                                        max_iter=300)],
+@parametrize_with_checks([OvNClassifier(max_iter=300), paper_model(max_iter=300),
+                          paper_model(kernel="precomputed", solver=REFERENCE),
+                          paper_model(negatives="rest", decision_rule="cv", probability=True, rule_cv=2, max_iter=300),
+                          paper_model(kernel="rbf", kernel_approximation="nystroem", n_components=20, random_state=0,
+                                      max_iter=300)],
                          expected_failed_checks=_expected_failed_checks)
 def test_sklearn_estimator_checks(estimator, check):
     with warnings.catch_warnings():
@@ -65,7 +66,7 @@ def test_sklearn_estimator_checks(estimator, check):
 
 
 @pytest.mark.slow
-@parametrize_with_checks([OvNClassifier("HwSb", kernel="rbf", gamma=0.5, solver=REFERENCE)],
+@parametrize_with_checks([paper_model("HwSb", kernel="rbf", gamma=0.5, solver=REFERENCE)],
                          expected_failed_checks=_expected_failed_checks)
 def test_sklearn_estimator_checks_rbf(estimator, check):
     check(estimator)
@@ -84,7 +85,7 @@ def _reference(X, Y, variant="SwHb", kernel="linear", sample_weight=None, **para
 def test_multiclass_decision_function_equals_reference(multiclass_data, variant, alpha, solver):
     X, Y = multiclass_data
     labels = np.array(["cat", "dog", "emu"])[np.argmax(Y, axis=1)]
-    est = OvNClassifier(variant, alpha=alpha, beta=2.0, bias_penalty=0.5, solver=solver).fit(X, labels)
+    est = paper_model(variant, alpha=alpha, beta=2.0, bias_penalty=0.5, solver=solver).fit(X, labels)
     ref = _reference(X, Y, variant, alpha=alpha, beta=2.0, bias_penalty=0.5)
     assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
     X_new = np.random.default_rng(5).normal(size=(20, X.shape[1]))
@@ -100,7 +101,7 @@ def test_multiclass_decision_function_equals_reference(multiclass_data, variant,
 def test_multilabel_kernel_equals_reference(multilabel_data, variant):
     """Multilabel with an empty row, a known negative (−1) and sample weights; RBF kernel."""
     X, Y, w = multilabel_data
-    est = OvNClassifier(variant, kernel="rbf", gamma=0.3, beta=1.5).fit(X, Y, sample_weight=w)
+    est = paper_model(variant, kernel="rbf", gamma=0.3, beta=1.5).fit(X, Y, sample_weight=w)
     ref = _reference(X, Y, variant, "rbf", sample_weight=w, gamma=0.3, beta=1.5)
     assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
     X_new = np.random.default_rng(6).normal(size=(15, X.shape[1]))
@@ -120,7 +121,7 @@ def test_binary_hwhb_equals_svc():
     too."""
     X, y, _, _ = make_linear(80, n_features=3, flip=0.15, random_state=4)  # not separable
     beta = 0.8
-    est = OvNClassifier("HwHb", beta=beta).fit(X, y)
+    est = paper_model("HwHb", beta=beta).fit(X, y)
     svc = SVC(kernel="linear", C=beta / 2, tol=1e-10).fit(X, y)
     X_new = np.random.default_rng(0).normal(size=(30, 3))
     assert est.decision_function(X_new).shape == (30,)
@@ -141,7 +142,7 @@ def test_binary_rbf_hwhb_equals_svc():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(50, 2))
     y = np.where(np.hypot(*X.T) + 0.3 * rng.normal(size=50) > 1.1, "out", "in")
-    est = OvNClassifier("HwHb", kernel="rbf", gamma=0.7, beta=2.0).fit(X, y)
+    est = paper_model("HwHb", kernel="rbf", gamma=0.7, beta=2.0).fit(X, y)
     svc = SVC(kernel="rbf", gamma=0.7, C=1.0, tol=1e-10).fit(X, y)
     X_new = rng.normal(size=(25, 2))
     np.testing.assert_allclose(est.decision_function(X_new), svc.decision_function(X_new), atol=1e-5)
@@ -152,9 +153,9 @@ def test_binary_rbf_hwhb_equals_svc():
 def test_sparse_indicator_and_sparse_X_equal_dense(multilabel_data):
     X, Y, _ = multilabel_data
     Y01 = np.clip(Y, 0, None)
-    dense = OvNClassifier(solver=REFERENCE).fit(X, Y01)
+    dense = paper_model(solver=REFERENCE).fit(X, Y01)
     for Xs, Ys in [(X, sp.csr_matrix(Y01)), (sp.csr_matrix(X), Y01)]:
-        est = OvNClassifier(solver=REFERENCE).fit(Xs, Ys)
+        est = paper_model(solver=REFERENCE).fit(Xs, Ys)
         np.testing.assert_allclose(est.decision_function(X), dense.decision_function(X), atol=1e-6)
         np.testing.assert_array_equal(est.predict(X), dense.predict(X))
 
@@ -167,7 +168,7 @@ def test_never_positive_column_is_never_predicted(multilabel_data):
     Y = np.clip(Y, 0, None)
     with_empty = np.insert(Y, 1, 0.0, axis=1)
     with_empty[:3, 1] = -1.0  # known negatives only: still no positive
-    est = OvNClassifier(solver=REFERENCE).fit(X, with_empty, sample_weight=w)
+    est = paper_model(solver=REFERENCE).fit(X, with_empty, sample_weight=w)
     ref = _reference(X, Y, sample_weight=w)
     F = est.decision_function(X)
     assert F.shape == (X.shape[0], 5)
@@ -185,7 +186,7 @@ def test_all_positive_column_is_an_ordinary_class(multilabel_data):
     X, Y, _ = multilabel_data
     Y = np.clip(Y, 0, None)
     Y[:, 2] = 1.0
-    est = OvNClassifier("SwSb", alpha=0.2).fit(X, Y)
+    est = paper_model("SwSb", alpha=0.2).fit(X, Y)
     ref = _reference(X, Y, "SwSb", alpha=0.2)
     assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
     np.testing.assert_array_equal(est.fitted_labels_, np.arange(4))
@@ -196,7 +197,7 @@ def test_empty_rows_and_fallback_none(multilabel_data):
     X, Y, _ = multilabel_data
     Y = np.clip(Y, 0, None)
     Y[::4] = 0.0
-    est = OvNClassifier(threshold=1.5, fallback="none", solver=REFERENCE).fit(X, Y)
+    est = paper_model(threshold=1.5, fallback="none", solver=REFERENCE).fit(X, Y)
     F = est.decision_function(X)
     none = est.predict(X)
     np.testing.assert_array_equal(none, (F >= 1.5).astype(int))
@@ -209,20 +210,20 @@ def test_empty_rows_and_fallback_none(multilabel_data):
 def test_too_few_labels_and_single_class_raise():
     X = np.random.default_rng(0).normal(size=(10, 2))
     with pytest.raises(ValueError, match="at least 2 classes"):
-        OvNClassifier().fit(X, np.zeros(10))
+        paper_model().fit(X, np.zeros(10))
     Y = np.zeros((10, 3))
     Y[:, 0] = 1
     with pytest.raises(ValueError, match="at least 2 classes with a positive example"):
-        OvNClassifier().fit(X, Y)
+        paper_model().fit(X, Y)
     with pytest.raises(ValueError, match="only 0 and 1"):
-        OvNClassifier().fit(X, np.full((10, 3), 2))
+        paper_model().fit(X, np.full((10, 3), 2))
 
 
 def test_class_weight_multiclass_equals_sample_weight(multiclass_data):
     X, Y = multiclass_data
     y = np.argmax(Y, axis=1)
     for class_weight in ({0: 2.0, 2: 0.5}, "balanced"):
-        est = OvNClassifier("SwSb", alpha=0.1, class_weight=class_weight).fit(X, y)
+        est = paper_model("SwSb", alpha=0.1, class_weight=class_weight).fit(X, y)
         cw = compute_class_weight(class_weight, classes=np.arange(3), y=y)
         ref = _reference(X, Y, "SwSb", alpha=0.1, sample_weight=cw[y])
         assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
@@ -232,7 +233,7 @@ def test_class_weight_multiclass_equals_sample_weight(multiclass_data):
 def test_class_weight_multilabel_per_label(multiclass_data):
     """Per-label weights on an indicator matrix with one label per row equal per-sample weights."""
     X, Y = multiclass_data
-    est = OvNClassifier(class_weight={1: 3.0, 2: 0.25}).fit(X, Y)
+    est = paper_model(class_weight={1: 3.0, 2: 0.25}).fit(X, Y)
     ref = _reference(X, Y, sample_weight=np.array([1.0, 3.0, 0.25])[np.argmax(Y, axis=1)])
     assert est.result_.objective == pytest.approx(ref.objective, rel=1e-7)
     # label 1 is degenerate (w ≈ 0): the polish cannot certify and the answer is the interior point's, whose proven
@@ -240,7 +241,7 @@ def test_class_weight_multilabel_per_label(multiclass_data):
     # 1.2e-4 in the decision values (an interior point that ran 16 iterations longer at its round-off floor: 1.5e-6)
     np.testing.assert_allclose(est.decision_function(X), ref.decision_function(X), atol=5e-4)
     with pytest.raises(ValueError, match="column indices"):
-        OvNClassifier(class_weight={"a": 1.0}).fit(X, Y)
+        paper_model(class_weight={"a": 1.0}).fit(X, Y)
 
 
 def test_zero_sample_weight_equals_dropping(multiclass_data):
@@ -250,12 +251,12 @@ def test_zero_sample_weight_equals_dropping(multiclass_data):
     w[::4] = 0.0  # every class keeps members
     keep = w > 0
     X_new = np.random.default_rng(1).normal(size=(10, X.shape[1]))
-    dropped = OvNClassifier(kernel="rbf", gamma=0.5, solver=REFERENCE).fit(X[keep], y[keep])
-    weighted = OvNClassifier(kernel="rbf", gamma=0.5, solver=REFERENCE).fit(X, y, sample_weight=w)
+    dropped = paper_model(kernel="rbf", gamma=0.5, solver=REFERENCE).fit(X[keep], y[keep])
+    weighted = paper_model(kernel="rbf", gamma=0.5, solver=REFERENCE).fit(X, y, sample_weight=w)
     np.testing.assert_allclose(weighted.decision_function(X_new), dropped.decision_function(X_new), atol=1e-5)
     # precomputed kernel: the zero-weight samples' columns are dropped as well
     from sklearn.metrics.pairwise import rbf_kernel
-    pre = OvNClassifier(kernel="precomputed", solver=REFERENCE).fit(rbf_kernel(X, gamma=0.5), y, sample_weight=w)
+    pre = paper_model(kernel="precomputed", solver=REFERENCE).fit(rbf_kernel(X, gamma=0.5), y, sample_weight=w)
     np.testing.assert_allclose(pre.decision_function(rbf_kernel(X_new, X, gamma=0.5)),
                                dropped.decision_function(X_new), atol=1e-5)
     np.testing.assert_array_equal(np.unique(weighted.support_), np.unique(np.flatnonzero(keep)[dropped.support_]))
@@ -263,7 +264,7 @@ def test_zero_sample_weight_equals_dropping(multiclass_data):
 
 def test_support_vectors_are_the_nonnegative_residual_pairs(multilabel_data):
     X, Y, w = multilabel_data
-    est = OvNClassifier("HwHb").fit(X, Y, sample_weight=w)
+    est = paper_model("HwHb").fit(X, Y, sample_weight=w)
     ref = _reference(X, Y, "HwHb", sample_weight=w)
     r = ovn_cvx.residuals(ref.problem, ref.coef, ref.b)
     pairs = ref.problem.pairs
@@ -281,18 +282,18 @@ def test_trivial_solution_warns():
     X, Y = ovn_cvx.datasets.make_data("multilabel", n_samples=40, n_features=3, n_classes=3, seed=1)
     # Clarabel: MM needs ~10^4 iterations on this degenerate optimum (measured)
     with pytest.warns(UserWarning, match="trivial"):
-        est = OvNClassifier("HwSb", bias_penalty=1e-4, solver=REFERENCE).fit(X, Y)
+        est = paper_model("HwSb", bias_penalty=1e-4, solver=REFERENCE).fit(X, Y)
     assert est.result_.objective == pytest.approx(1e-4 * 9, rel=1e-5)
     np.testing.assert_allclose(est.result_.b, 1.0, atol=1e-5)
     with warnings.catch_warnings():  # hard b cannot be trivial (docs/theory.md §6): no such warning
         warnings.filterwarnings("error", message="the solution is trivial")
-        OvNClassifier("HwHb", solver=REFERENCE).fit(X, Y)
+        paper_model("HwHb", solver=REFERENCE).fit(X, Y)
 
 
 def test_max_iter_warns_and_missing_solution_raises(multiclass_data, monkeypatch):
     X, Y = multiclass_data
     with pytest.warns(ConvergenceWarning, match="max_iter"):
-        OvNClassifier(max_iter=1).fit(X, Y)
+        paper_model(max_iter=1).fit(X, Y)
 
     def no_solution(problem, method, **options):
         return SolveResult(problem=problem, coef=None, b=None, objective=np.nan, status="solver_error",
@@ -300,7 +301,7 @@ def test_max_iter_warns_and_missing_solution_raises(multiclass_data, monkeypatch
 
     monkeypatch.setattr("ovn_cvx.estimator.solve", no_solution)
     with pytest.raises(RuntimeError, match="no solution .status 'solver_error': boom"):
-        OvNClassifier(solver=REFERENCE).fit(X, Y)
+        paper_model(solver=REFERENCE).fit(X, Y)
 
 
 @pytest.mark.parametrize("params, match", [
@@ -312,15 +313,15 @@ def test_max_iter_warns_and_missing_solution_raises(multiclass_data, monkeypatch
 def test_bad_parameters_name_the_argument(multiclass_data, params, match):
     X, Y = multiclass_data
     with pytest.raises(ValueError, match=match):
-        OvNClassifier(**params).fit(X, np.argmax(Y, axis=1))
+        paper_model(**params).fit(X, np.argmax(Y, axis=1))
 
 
 def test_warm_start_gives_the_same_solution(multiclass_data):
     X, Y = multiclass_data
-    est = OvNClassifier("SwSb", alpha=0.2, warm_start=True).fit(X, Y)
+    est = paper_model("SwSb", alpha=0.2, warm_start=True).fit(X, Y)
     first = est.result_
     est.set_params(beta=2.0).fit(X, Y)
-    cold = OvNClassifier("SwSb", alpha=0.2, beta=2.0).fit(X, Y)
+    cold = paper_model("SwSb", alpha=0.2, beta=2.0).fit(X, Y)
     assert est.result_ is not first
     assert est.result_.objective == pytest.approx(cold.result_.objective, rel=1e-9)
 
@@ -329,9 +330,9 @@ def test_pipeline_with_scaling():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(60, 3)) * [1, 100, 0.01] + [5, -300, 2]
     y = (X[:, 0] - 5 + (X[:, 2] - 2) * 100 > 0).astype(int)
-    pipe = make_pipeline(StandardScaler(), OvNClassifier("HwHb", beta=10.0)).fit(X, y)
+    pipe = make_pipeline(StandardScaler(), paper_model("HwHb", beta=10.0)).fit(X, y)
     scaled = StandardScaler().fit(X)
-    est = OvNClassifier("HwHb", beta=10.0).fit(scaled.transform(X), y)
+    est = paper_model("HwHb", beta=10.0).fit(scaled.transform(X), y)
     np.testing.assert_allclose(pipe.decision_function(X), est.decision_function(scaled.transform(X)), atol=1e-9)
     assert pipe.score(X, y) > 0.9
 
@@ -339,7 +340,7 @@ def test_pipeline_with_scaling():
 @pytest.mark.degenerate_labels
 def test_refit_with_a_kernel_drops_linear_coef(multiclass_data):
     X, Y = multiclass_data
-    est = OvNClassifier(solver=REFERENCE).fit(X, Y)
+    est = paper_model(solver=REFERENCE).fit(X, Y)
     assert est.coef_.shape == (3, X.shape[1])
     est.set_params(kernel="rbf").fit(X, Y)
     assert not hasattr(est, "coef_") and not hasattr(est, "intercept_")
@@ -349,11 +350,11 @@ def test_grid_over_variant_and_alpha_does_not_warn(multiclass_data):
     """The hard-w variants ignore alpha: the estimator does not pass it (Problem would warn on every fit)."""
     from sklearn.model_selection import GridSearchCV
     X, Y = multiclass_data
-    grid = GridSearchCV(OvNClassifier(), {"variant": ["SwHb", "HwHb"], "alpha": [0.0, 0.3]}, cv=2)
+    grid = GridSearchCV(paper_model(), {"variant": ["SwHb", "HwHb"], "alpha": [0.0, 0.3]}, cv=2)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         grid.fit(X, np.argmax(Y, axis=1))
-    hard = [OvNClassifier("HwHb", alpha=a).fit(X, Y).result_.objective for a in (0.0, 0.3)]
+    hard = [paper_model("HwHb", alpha=a).fit(X, Y).result_.objective for a in (0.0, 0.3)]
     assert hard[0] == hard[1]
     with pytest.warns(UserWarning, match="ignored by the hard-w variant"):  # direct users of Problem are told
         Problem(X, Y, "HwHb", alpha=0.3)

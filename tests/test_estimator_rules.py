@@ -9,10 +9,11 @@ from sklearn.metrics import f1_score, hamming_loss, jaccard_score, log_loss
 from sklearn.model_selection import KFold
 
 import ovn_cvx
-from ovn_cvx import OvNClassifier, Problem
+from ovn_cvx import Problem
 from ovn_cvx.labels import NEVER, TIE_TOL, UTILITIES, DecisionRule, at_least, expected_best_labels, predict_labels
 from ovn_cvx.rules import SELECTIONS, learn_rule
 from ovn_cvx.testing import assert_matches_reference
+from _paper_settings import paper_model
 
 REFERENCE = "CLARABEL"
 
@@ -45,7 +46,7 @@ def test_degenerate_label_predictions_agree_across_solvers(degenerate_data):
     raw, predictions = [], []
     for solver in ("mm", "CLARABEL", "ECOS"):
         with pytest.warns(UserWarning, match=r"label\(s\) \[0\] are degenerate.*every pattern or to none"):
-            est = OvNClassifier("HwHb", solver=solver).fit(X, Y)
+            est = paper_model("HwHb", solver=solver).fit(X, Y)
         np.testing.assert_array_equal(est.degenerate_labels_, [0])
         F = est.decision_function(X_test)
         np.testing.assert_allclose(F[:, 0], 1.0, atol=1e-6)  # on the threshold up to the solver's last digits
@@ -69,7 +70,7 @@ def test_learned_rule_and_negatives_predict_the_same_with_every_solver(degenerat
     for solver in ("mm", "CLARABEL", "ECOS"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # the degenerate label 0, checked in the test above
-            fitted.append(OvNClassifier("HwHb", solver=solver, **params).fit(X, Y))
+            fitted.append(paper_model("HwHb", solver=solver, **params).fit(X, Y))
     # the solvers agree to their accuracy, not exactly (up to 4e-5 here)
     F = [est.decision_function(X_test) for est in fitted]
     assert 0 < max(np.abs(f - F[0]).max() for f in F[1:]) < 1e-4
@@ -86,12 +87,12 @@ def test_degenerate_label_reported_only_when_constant(multiclass_data):
     X, Y = multiclass_data
     y = np.argmax(Y, axis=1)
     with pytest.warns(UserWarning, match=r"label\(s\) \[1\] are degenerate.*b = 1 for 1\b"):
-        est = OvNClassifier(solver=REFERENCE).fit(X, y)
+        est = paper_model(solver=REFERENCE).fit(X, y)
     np.testing.assert_array_equal(est.degenerate_labels_, [1])
     np.testing.assert_allclose(est.decision_function(X)[:, 1], 1.0, atol=1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        est = OvNClassifier("HwHb", solver=REFERENCE).fit(X, y)
+        est = paper_model("HwHb", solver=REFERENCE).fit(X, y)
     assert est.degenerate_labels_.size == 0
 
 
@@ -102,7 +103,7 @@ def test_negatives_rest_multilabel_is_the_reference_problem(multilabel_data, sol
     left out as before."""
     X, Y, w = multilabel_data
     Y = np.insert(Y, 2, 0.0, axis=1)  # a never-positive column
-    est = OvNClassifier("SwHb", alpha=0.3, negatives="rest").fit(X, Y, sample_weight=w)
+    est = paper_model("SwHb", alpha=0.3, negatives="rest").fit(X, Y, sample_weight=w)
     expected = np.delete(Y, 2, axis=1)
     expected[expected == 0] = -1.0
     np.testing.assert_array_equal(solved_problems[-1].Y, expected)
@@ -115,7 +116,7 @@ def test_negatives_rest_multilabel_is_the_reference_problem(multilabel_data, sol
 def test_negatives_rest_multiclass_is_the_reference_problem(multiclass_data):
     X, Y = multiclass_data
     y = np.array(["a", "b", "c"])[np.argmax(Y, axis=1)]
-    est = OvNClassifier("SwSb", alpha=-0.2, negatives="rest", kernel="rbf", gamma=0.5).fit(X, y)
+    est = paper_model("SwSb", alpha=-0.2, negatives="rest", kernel="rbf", gamma=0.5).fit(X, y)
     ref = ovn_cvx.solve(Problem(X, 2 * Y - 1, "SwSb", "rbf", alpha=-0.2, gamma=0.5), method="cvxpy",
                         solver=REFERENCE)
     assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
@@ -127,7 +128,7 @@ def test_negatives_rest_class_weight_weighs_the_samples(multiclass_data):
     """1-D y: a class weight multiplies its samples' weight, negative pairs included (scikit-learn's meaning)."""
     X, Y = multiclass_data
     y = np.argmax(Y, axis=1)
-    est = OvNClassifier(negatives="rest", class_weight={0: 3.0, 2: 0.5}).fit(X, y)
+    est = paper_model(negatives="rest", class_weight={0: 3.0, 2: 0.5}).fit(X, y)
     ref = ovn_cvx.solve(Problem(X, 2 * Y - 1, sample_weight=np.array([3.0, 1.0, 0.5])[y]), method="cvxpy",
                         solver=REFERENCE)
     assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
@@ -143,7 +144,7 @@ def test_learner_finds_per_label_thresholds():
     Y = (F >= t).astype(int)
     Y[np.argsort(F[:, 0])[:3]] = 0  # rows with no label (all below their thresholds)
     F[np.argsort(F[:, 0])[:3]] = t - 0.1
-    rule, scores = learn_rule(F, Y, "jaccard")
+    rule, scores = learn_rule(F, Y, "jaccard")[:2]
     assert rule.kind == "per-label thresholds" and not rule.fallback
     np.testing.assert_array_equal(rule.predict(F), Y)
     assert scores["per-label thresholds"] == 1.0
@@ -157,12 +158,12 @@ def test_learner_finds_top_m_and_prefers_the_paper_on_ties():
     Y = np.zeros(F.shape, dtype=int)
     np.put_along_axis(Y, np.argsort(-F, axis=1)[:, :2], 1, axis=1)  # the two largest of every row
     for scoring in ("jaccard", "f1_micro", "f1_macro", "hamming"):
-        rule, scores = learn_rule(F, Y, scoring)
+        rule, scores = learn_rule(F, Y, scoring)[:2]
         assert rule == DecisionRule(top=2) and scores["top-m"] == 1.0
     # values where the paper's rule is already perfect: it wins the tie against every other perfect rule
     Y = (F >= 1).astype(int)
     Y[~Y.any(axis=1), np.argmax(F[~Y.any(axis=1)], axis=1)] = 1
-    rule, scores = learn_rule(F, Y, "hamming")
+    rule, scores = learn_rule(F, Y, "hamming")[:2]
     assert rule == DecisionRule() and scores["paper"] == 1.0
 
 
@@ -175,7 +176,7 @@ def test_learner_scores_are_sklearn_metrics():
                "f1_macro": lambda P: f1_score(Y, P, average="macro", zero_division=1.0),
                "hamming": lambda P: 1 - hamming_loss(Y, P)}
     for scoring, metric in metrics.items():
-        rule, scores = learn_rule(F, Y, scoring)
+        rule, scores = learn_rule(F, Y, scoring)[:2]
         assert max(scores.values()) == pytest.approx(metric(rule.predict(F).astype(int)), abs=1e-12)
         assert scores["paper"] == pytest.approx(metric(predict_labels(F, multilabel=True).astype(int)), abs=1e-12)
     with pytest.raises(ValueError, match="rule_scoring"):
@@ -199,14 +200,14 @@ def count_fits(monkeypatch):
 def test_cv_rule_fits_once_per_fold_warm_started(multilabel_data, count_fits):
     X, Y, _ = multilabel_data
     Y = np.clip(Y, 0, None)
-    est = OvNClassifier(decision_rule="cv", rule_cv=KFold(4, shuffle=True, random_state=0)).fit(X, Y)
+    est = paper_model(decision_rule="cv", rule_cv=KFold(4, shuffle=True, random_state=0)).fit(X, Y)
     assert len(count_fits) == 1 + 4  # the full fit and one per fold, whatever the number of candidate rules
     assert count_fits[0] is None and all(start is not None for start in count_fits[1:])
     assert isinstance(est.rule_, DecisionRule) and set(est.rule_scores_) >= {"paper", "per-label thresholds"}
     np.testing.assert_array_equal(est.predict(X), est.rule_.predict(est.decision_function(X)))
     count_fits.clear()
     y = np.argmax(Y, axis=1)  # 1-D y: the argmax, nothing to learn, no fold fits
-    est = OvNClassifier(decision_rule="cv").fit(X, y)
+    est = paper_model(decision_rule="cv").fit(X, y)
     assert len(count_fits) == 1 and not hasattr(est, "rule_")
 
 
@@ -216,18 +217,19 @@ def test_cv_rule_scores_out_of_fold_values(multilabel_data):
     X, Y, _ = multilabel_data
     Y = np.clip(Y, 0, None)
     folds = KFold(3, shuffle=True, random_state=1)
-    est = OvNClassifier(solver=REFERENCE, decision_rule="cv", rule_cv=folds).fit(X, Y)
+    est = paper_model(solver=REFERENCE, decision_rule="cv", rule_cv=folds).fit(X, Y)
     F, fold_of = np.empty(Y.shape), np.empty(len(X), dtype=int)
     for fold, (train, test) in enumerate(folds.split(X)):
-        F[test] = OvNClassifier(solver=REFERENCE).fit(X[train], Y[train]).decision_function(X[test])
+        F[test] = paper_model(solver=REFERENCE).fit(X[train], Y[train]).decision_function(X[test])
         fold_of[test] = fold
     paper = predict_labels(F, multilabel=True).astype(int)
     assert est.rule_scores_["paper"] == pytest.approx(jaccard_score(Y, paper, average="samples", zero_division=1.0))
     # every selection gets the fold of every row from the same folds (the default: the held-out choice)
     for selection in SELECTIONS:
-        fitted = est if selection == "cv" else OvNClassifier(solver=REFERENCE, decision_rule="cv", rule_cv=folds,
+        fitted = est if selection == "cv" else paper_model(solver=REFERENCE, decision_rule="cv", rule_cv=folds,
                                                               rule_selection=selection).fit(X, Y)
-        rule, scores = learn_rule(F, Y, "jaccard", labels=est.fitted_labels_, selection=selection, folds=fold_of)
+        rule, scores = learn_rule(F, Y, "jaccard", labels=est.fitted_labels_, selection=selection, folds=fold_of,
+                                  guard=True)[:2]
         assert fitted.rule_.kind == rule.kind
         np.testing.assert_array_equal(fitted.rule_.predict(F), rule.predict(F))
         assert fitted.rule_scores_ == pytest.approx(scores, abs=1e-9)
@@ -246,13 +248,13 @@ def test_one_standard_error_rule_on_hand_made_values(v1, t1, gap, error, kind):
     F = np.column_stack([np.full(8, 0.5), v1])
     Y = np.column_stack([np.ones(8), t1]).astype(int)
     folds = np.repeat([0, 1], 4)
-    best, scores = learn_rule(F, Y)
+    best, scores = learn_rule(F, Y)[:2]
     assert best.kind == "per-label thresholds"
     assert scores["per-label thresholds"] - scores["global threshold"] == pytest.approx(gap)
     P = best.predict(F)
     per_fold = [jaccard_score(Y[folds == f], P[folds == f], average="samples", zero_division=1.0) for f in (0, 1)]
     assert np.std(per_fold, ddof=1) / np.sqrt(2) == pytest.approx(error)
-    rule, same_scores = learn_rule(F, Y, selection="one_se", folds=folds)
+    rule, same_scores = learn_rule(F, Y, selection="one_se", folds=folds)[:2]
     assert rule.kind == kind and same_scores == scores
     if kind == "global threshold":
         assert learn_rule(F, Y)[1]["global threshold"] == pytest.approx(
@@ -271,7 +273,7 @@ def test_one_standard_error_rule_on_hand_made_values(v1, t1, gap, error, kind):
 def test_bad_rule_parameters_name_the_argument(multilabel_data, params, match):
     X, Y, _ = multilabel_data
     with pytest.raises(ValueError, match=match):
-        OvNClassifier(**params).fit(X, np.clip(Y, 0, None))
+        paper_model(**params).fit(X, np.clip(Y, 0, None))
 
 
 def test_scorers_equal_sklearn_with_weights_and_empty_rows():
@@ -316,7 +318,7 @@ def test_predict_proba_matches_the_bayes_posterior():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, size=2000)
     X = (2.0 * y - 1.0 + rng.normal(size=2000))[:, None]
-    est = OvNClassifier("HwHb", probability=True).fit(X, y)
+    est = paper_model("HwHb", probability=True).fit(X, y)
     grid = np.linspace(-2, 2, 41)[:, None]
     P = est.predict_proba(grid)
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
@@ -324,21 +326,21 @@ def test_predict_proba_matches_the_bayes_posterior():
     # the sample's own logistic fit (the posterior estimate a linear score allows): closer still
     logistic = LogisticRegression(C=1e6).fit(X, y).predict_proba(grid)
     np.testing.assert_allclose(P, logistic, atol=0.02)
-    assert not hasattr(OvNClassifier(), "predict_proba")
+    assert not hasattr(paper_model(), "predict_proba")
 
 
 @pytest.mark.degenerate_labels
 @pytest.mark.parametrize("calibration", ["sigmoid", "isotonic"])
 def test_predict_proba_ranges_and_sums(multiclass_data, multilabel_data, calibration):
     X, Y = multiclass_data
-    est = OvNClassifier(probability=True, calibration=calibration).fit(X, np.argmax(Y, axis=1))
+    est = paper_model(probability=True, calibration=calibration).fit(X, np.argmax(Y, axis=1))
     P = est.predict_proba(X)
     assert P.shape == (X.shape[0], 3) and ((P >= 0) & (P <= 1)).all()
     np.testing.assert_allclose(P.sum(axis=1), 1.0)
     assert log_loss(np.argmax(Y, axis=1), P) < 0.9 * np.log(3)  # better than the uniform guess
     X, Y, w = multilabel_data
     Y = np.insert(np.clip(Y, 0, None), 1, 0.0, axis=1)  # a never-positive label: probability 0
-    est = OvNClassifier(probability=True, calibration=calibration).fit(X, Y, sample_weight=w)
+    est = paper_model(probability=True, calibration=calibration).fit(X, Y, sample_weight=w)
     P = est.predict_proba(X)
     assert P.shape == Y.shape and ((P >= 0) & (P <= 1)).all()
     np.testing.assert_array_equal(P[:, 1], 0.0)
@@ -349,7 +351,7 @@ def test_predict_proba_ranges_and_sums(multiclass_data, multilabel_data, calibra
 @pytest.mark.degenerate_labels
 def test_probability_and_cv_rule_share_the_fold_fits(multilabel_data, count_fits):
     X, Y, _ = multilabel_data
-    OvNClassifier(decision_rule="cv", probability=True, rule_cv=3).fit(X, np.clip(Y, 0, None))
+    paper_model(decision_rule="cv", probability=True, rule_cv=3).fit(X, np.clip(Y, 0, None))
     assert len(count_fits) == 1 + 3
 
 
@@ -359,8 +361,8 @@ def test_cv_rule_with_a_precomputed_kernel_equals_the_named_kernel(multilabel_da
     X, Y, _ = multilabel_data
     Y = np.clip(Y, 0, None)
     params = dict(solver=REFERENCE, decision_rule="cv", rule_cv=3, probability=True)
-    named = OvNClassifier(kernel="rbf", gamma=0.3, **params).fit(X, Y)
-    pre = OvNClassifier(kernel="precomputed", **params).fit(rbf_kernel(X, gamma=0.3), Y)
+    named = paper_model(kernel="rbf", gamma=0.3, **params).fit(X, Y)
+    pre = paper_model(kernel="precomputed", **params).fit(rbf_kernel(X, gamma=0.3), Y)
     assert pre.rule_scores_ == pytest.approx(named.rule_scores_, abs=1e-12)
     np.testing.assert_allclose(pre.predict_proba(rbf_kernel(X, gamma=0.3)), named.predict_proba(X), atol=1e-6)
 
@@ -378,7 +380,7 @@ def test_negatives_rest_with_free_biases_is_one_vs_rest(kernel):
     X, y = load_iris(return_X_y=True)
     X = StandardScaler().fit_transform(X)
     beta = 2.0
-    ovn = OvNClassifier("SwSb", kernel=kernel, negatives="rest", bias_penalty=0.0, beta=beta, gamma=0.5).fit(X, y)
+    ovn = paper_model("SwSb", kernel=kernel, negatives="rest", bias_penalty=0.0, beta=beta, gamma=0.5).fit(X, y)
     ovr = OneVsRestClassifier(SVC(kernel=kernel, C=beta, gamma=0.5, tol=1e-10)).fit(X, y)
     np.testing.assert_allclose(ovn.decision_function(X), ovr.decision_function(X), atol=1e-5)
     assert np.array_equal(ovn.predict(X), ovr.predict(X))
@@ -393,7 +395,7 @@ def test_learner_finds_a_score_gap():
     F = F[:, rng.permutation(5)] + rng.normal(scale=5, size=(60, 1))
     Y = (F.max(axis=1, keepdims=True) - F <= 0.8 + 1e-9).astype(int)
     assert len(np.unique(Y.sum(axis=1))) > 1
-    rule, scores = learn_rule(F, Y, "jaccard")
+    rule, scores = learn_rule(F, Y, "jaccard")[:2]
     assert rule.kind == "score-gap" and 0.8 - 1e-9 <= rule.gap < 1.2
     np.testing.assert_array_equal(rule.predict(F), Y)
     assert scores["score-gap"] == 1.0
@@ -464,7 +466,7 @@ def test_learner_finds_the_expected_score_rule_on_independent_labels():
 
     F, Y, _ = draw(3000)
     folds = np.arange(3000) % 5
-    rule, scores = learn_rule(F, Y, "jaccard", selection="cv", folds=folds)
+    rule, scores = learn_rule(F, Y, "jaccard", selection="cv", folds=folds)[:2]
     assert rule.kind == "expected score" and scores["expected score"] == max(scores.values())
     A, B = rule.calibration
     np.testing.assert_allclose(A, -1.0, atol=0.1)
@@ -486,7 +488,7 @@ def test_held_out_choice_scores_each_fold_with_rules_searched_on_the_others():
     noise = rng.normal(size=F.shape)
     folds = np.arange(90) % 3
     Y = (F + 0.5 * noise > np.sort(F, axis=1)[:, [-2]]).astype(int)
-    rule, held_out = learn_rule(F, Y, "jaccard", selection="cv", folds=folds)
+    rule, held_out = learn_rule(F, Y, "jaccard", selection="cv", folds=folds)[:2]
     pooled = np.zeros(Y.shape, dtype=int)
     for fold in range(3):
         train = folds != fold
@@ -495,7 +497,7 @@ def test_held_out_choice_scores_each_fold_with_rules_searched_on_the_others():
         pooled[~train] = predict_labels(F[~train], multilabel=True, top=1 + int(np.argmax(top)))
     assert held_out["top-m"] == pytest.approx(jaccard_score(Y, pooled, average="samples", zero_division=1.0))
     assert rule.kind == max(held_out, key=held_out.get) == "score-gap"
-    _, in_sample = learn_rule(F, Y, "jaccard")
+    _, in_sample = learn_rule(F, Y, "jaccard")[:2]
     assert jaccard_score(Y, rule.predict(F), average="samples", zero_division=1.0) == pytest.approx(
         in_sample["score-gap"])
     Y = (F + 1.5 * noise > np.sort(F, axis=1)[:, [-2]]).astype(int)

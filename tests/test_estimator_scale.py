@@ -9,9 +9,10 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 
 import ovn_cvx
-from ovn_cvx import OvNClassifier, Problem
+from ovn_cvx import Problem
 from ovn_cvx.datasets import load_scene
 from ovn_cvx.testing import assert_matches_reference
+from _paper_settings import paper_model
 
 REFERENCE = "CLARABEL"
 
@@ -35,7 +36,7 @@ def test_wide_linear_problem_is_solved_in_pair_form(scene_train, solved_problems
     result = ovn_cvx.solve(problem, method="mm")
     assert result.form == "pair"
     assert_matches_reference(result, rtol=1e-7, ftol=1e-4)
-    est = OvNClassifier().fit(X, Y)
+    est = paper_model().fit(X, Y)
     assert est.result_.form == "pair"
     ref = ovn_cvx.solve(solved_problems[-1], method="cvxpy", solver=REFERENCE)
     assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)
@@ -54,8 +55,8 @@ def test_nystroem_with_every_sample_is_the_exact_kernel(data, kernel, variant, l
     gamma="scale" resolved alike). N k-means centres of N distinct points are the points themselves."""
     X, Y, w = data if len(data) == 3 else (*data, None)
     Y = Y if len(data) == 3 else np.argmax(Y, axis=1)
-    exact = OvNClassifier(variant, kernel=kernel, beta=1.5, solver=REFERENCE).fit(X, Y, sample_weight=w)
-    approx = OvNClassifier(variant, kernel=kernel, beta=1.5, kernel_approximation="nystroem",
+    exact = paper_model(variant, kernel=kernel, beta=1.5, solver=REFERENCE).fit(X, Y, sample_weight=w)
+    approx = paper_model(variant, kernel=kernel, beta=1.5, kernel_approximation="nystroem",
                            n_components=X.shape[0], landmarks=landmarks, random_state=0).fit(X, Y, sample_weight=w)
     assert approx.result_.success and approx.result_.coef.shape[0] == X.shape[0]
     assert approx.result_.objective == pytest.approx(exact.result_.objective, rel=1e-6)
@@ -71,17 +72,17 @@ def test_nystroem_from_every_sample_at_rank_r_is_the_best_rank_r_kernel(multicla
     X, Y = multiclass_data
     y = np.argmax(Y, axis=1)
     r, gamma = 12, 0.3
-    approx = OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
+    approx = paper_model(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
                            n_landmarks=len(X), random_state=0).fit(X, y)
     gram = rbf_kernel(X, gamma=gamma)
     values, vectors = np.linalg.eigh(gram)
     projection = vectors[:, ::-1][:, :r] / np.sqrt(values[::-1][:r])
-    by_hand = OvNClassifier().fit(gram @ projection, y)
+    by_hand = paper_model().fit(gram @ projection, y)
     X_new = np.random.default_rng(3).normal(size=(20, X.shape[1]))
     np.testing.assert_allclose(approx.decision_function(X_new),
                                by_hand.decision_function(rbf_kernel(X_new, X, gamma=gamma) @ projection), atol=1e-6)
     assert approx.result_.coef.shape[0] == r
-    fewer = OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
+    fewer = paper_model(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
                           n_landmarks=2 * r, random_state=0).fit(X, y)
     assert fewer.result_.coef.shape[0] == r
     assert np.abs(fewer.decision_function(X_new) - approx.decision_function(X_new)).max() > 1e-3
@@ -95,7 +96,7 @@ def test_kmeans_landmarks_are_the_kmeans_centres(multiclass_data):
     X, Y = multiclass_data
     y = np.argmax(Y, axis=1)
     r, gamma = 10, 0.3
-    est = OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
+    est = paper_model(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
                         landmarks="kmeans", random_state=2).fit(X, y)
     centres = KMeans(r, n_init=1, random_state=2).fit(X).cluster_centers_
     fitted = est.result_.predictor.feature_map.nystroem_
@@ -107,7 +108,7 @@ def test_kmeans_landmarks_are_the_kmeans_centres(multiclass_data):
     K_new = rbf_kernel(X_new, centres, gamma=gamma)
     Z = est.result_.predictor.feature_map.transform(X_new)
     np.testing.assert_allclose(Z @ Z.T, K_new @ (vectors / values) @ vectors.T @ K_new.T, atol=1e-8)
-    wider = OvNClassifier(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
+    wider = paper_model(kernel="rbf", gamma=gamma, kernel_approximation="nystroem", n_components=r,
                           n_landmarks=2 * r, landmarks="kmeans", random_state=2).fit(X, y)
     assert wider.result_.coef.shape[0] == r
     assert wider.result_.predictor.feature_map.named_steps["nystroem"].nystroem_.components_.shape[0] == 2 * r
@@ -119,11 +120,11 @@ def test_random_fourier_features_approximate_the_rbf_kernel(multiclass_data):
     this seed; 0.2–1.1 % and 0.019–0.023 over seeds 0–2); at r = 10 both limits fail (73 %, 1.5)."""
     X, Y = multiclass_data
     y = np.argmax(Y, axis=1)
-    exact = OvNClassifier(kernel="rbf", solver=REFERENCE).fit(X, y)
+    exact = paper_model(kernel="rbf", solver=REFERENCE).fit(X, y)
     X_new = np.random.default_rng(5).normal(size=(30, X.shape[1]))
 
     def deviation(r):
-        approx = OvNClassifier(kernel="rbf", kernel_approximation="rff", n_components=r, random_state=0).fit(X, y)
+        approx = paper_model(kernel="rbf", kernel_approximation="rff", n_components=r, random_state=0).fit(X, y)
         assert approx.result_.coef.shape[0] == r
         return (abs(approx.result_.objective / exact.result_.objective - 1),
                 np.abs(approx.decision_function(X_new) - exact.decision_function(X_new)).max())
@@ -150,13 +151,13 @@ def test_random_fourier_features_approximate_the_rbf_kernel(multiclass_data):
 def test_bad_approximation_names_the_parameter(multiclass_data, params, match):
     X, Y = multiclass_data
     with pytest.raises(ValueError, match=match):
-        OvNClassifier(**params).fit(X, np.argmax(Y, axis=1))
+        paper_model(**params).fit(X, np.argmax(Y, axis=1))
 
 
 def test_approximate_model_has_no_linear_coef(multiclass_data):
     """coef_ is W of the input features; with a feature map it would be in another space, so it is not set."""
     X, Y = multiclass_data
-    est = OvNClassifier(kernel="rbf", kernel_approximation="nystroem", n_components=10, random_state=0).fit(X, Y)
+    est = paper_model(kernel="rbf", kernel_approximation="nystroem", n_components=10, random_state=0).fit(X, Y)
     assert not hasattr(est, "coef_") and est.result_.coef.shape == (10, Y.shape[1])
 
 
@@ -168,7 +169,7 @@ def test_pickled_model_is_slim_and_predicts_the_same(scene_train, kernel):
     (measured on scene's training split: 0.42 MB against 2.2 MB for RBF, 0.04 MB against 1.7 MB linear) and
     predicts the same after unpickling. The decision values are those of all of A (the dropped rows are zero)."""
     X, Y = scene_train
-    est = OvNClassifier(kernel=kernel).fit(X, Y)
+    est = paper_model(kernel=kernel).fit(X, Y)
     svc = SVC(kernel=kernel).fit(X, np.argmax(Y, axis=1))
     size = len(pickle.dumps(est))
     assert size <= len(pickle.dumps(svc))

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import ovn_cvx
-from ovn_cvx import OvNClassifier, Problem
+from ovn_cvx import Problem
 from ovn_cvx.datasets import UNSEEN_TEST_LABELS, UNSEEN_TEST_POINTS, make_unseen_labelset
+from _paper_settings import paper_model
 
 GRID = np.round(np.arange(-0.9, 0.91, 0.1), 1)
 HOLDS = {a for a in GRID if -0.2 <= a <= 0.8}
@@ -34,7 +35,7 @@ def test_unseen_label_set_on_an_alpha_grid(toy, variant):
     X, Y = toy
     holds = set()
     for alpha in GRID:
-        est = OvNClassifier(variant, alpha=alpha, fallback="none").fit(X, Y)
+        est = paper_model(variant, alpha=alpha, fallback="none").fit(X, Y)
         if np.array_equal(est.predict(UNSEEN_TEST_POINTS), UNSEEN_TEST_LABELS):
             holds.add(alpha)
     assert holds == HOLDS
@@ -46,7 +47,7 @@ def test_unseen_label_set_decisions_match_reference(toy, alpha):
     X, Y = toy
     reference = ovn_cvx.solve(Problem(X, Y, "SwHb", alpha=alpha), solver="CLARABEL")
     F = reference.decision_function(UNSEEN_TEST_POINTS)
-    est = OvNClassifier("SwHb", alpha=alpha).fit(X, Y)
+    est = paper_model("SwHb", alpha=alpha).fit(X, Y)
     np.testing.assert_allclose(est.decision_function(UNSEEN_TEST_POINTS), F, atol=1e-5)
     assert (F[2, 1] >= 1 > F[2, 0]) == (alpha in HOLDS)
     # with the default argmax fallback the never-seen set [0, 1] is predicted at (0, 4) for every α here
@@ -57,6 +58,6 @@ def test_unseen_label_set_decisions_match_reference(toy, alpha):
 def test_degenerate_label_at_alpha_09_is_decided_by_the_rule_not_round_off(toy, solver):
     X, Y = toy
     with pytest.warns(UserWarning, match="degenerate"):
-        est = OvNClassifier("SwHb", alpha=0.9, fallback="none", solver=solver).fit(X, Y)
+        est = paper_model("SwHb", alpha=0.9, fallback="none", solver=solver).fit(X, Y)
     np.testing.assert_array_equal(est.degenerate_labels_, [0])
     np.testing.assert_array_equal(est.predict(UNSEEN_TEST_POINTS), [[1, 0], [1, 1], [1, 1]])

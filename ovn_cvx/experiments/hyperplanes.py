@@ -128,7 +128,8 @@ def fit_hyperplanes(X, y, alphas=None, *, beta: float = 1.0, solver: str = "mm")
     svc = SVC(kernel="linear", C=beta / 2, tol=SVC_TOL).fit(X, y)  # the same for every α
     fits = []
     for a in alphas:
-        ovn = OvNClassifier(variant="SwHb", kernel="linear", alpha=a, beta=beta, solver=solver).fit(X, y)
+        ovn = OvNClassifier(variant="SwHb", kernel="linear", alpha=a, beta=beta, solver=solver, negatives="none",
+                            decision_rule="paper", bias_penalty=1.0, beta_scale="none").fit(X, y)
         matched = SVC(kernel="linear", C=beta / (2 * (1 - a)), tol=SVC_TOL).fit(X, y)
         fits.append(HyperplaneFit(a, beta, X, y, ovn, svc, matched))
     return fits

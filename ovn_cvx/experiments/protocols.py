@@ -131,6 +131,14 @@ class ClassifierSpec:
         return params
 
 
+#: every OvNClassifier parameter the reproduction relies on that has a default, named so that a change of the
+#: estimator's defaults cannot change the paper's model: no known negatives, the paper's rule f ≥ 1 with the argmax
+#: fallback, γ = 1, β as given (the grids are already multiples of 1/κ₀), the MM solver's accuracy
+PAPER_MODEL = {"negatives": "none", "decision_rule": "paper", "threshold": 1.0, "fallback": "argmax",
+               "bias_penalty": 1.0, "beta_scale": "none", "alpha": 0.0, "beta": 1.0, "class_weight": None,
+               "kernel_approximation": None, "tol": 1e-6, "max_iter": 10_000}
+
+
 def _ovn_class():
     from ..estimator import OvNClassifier
     return OvNClassifier
@@ -140,7 +148,7 @@ def ovn_method(variant: str = "SwHb", solver: str | None = None, estimator_class
     """OvN as a :class:`ClassifierSpec`: β is tuned directly, α only for soft-w variants."""
     def build(kernel):
         cls = estimator_class or _ovn_class()
-        kwargs = {"variant": variant, "kernel": kernel, **FIXED_KERNEL_PARAMS.get(kernel, {})}
+        kwargs = {"variant": variant, "kernel": kernel, **FIXED_KERNEL_PARAMS.get(kernel, {}), **PAPER_MODEL}
         if solver is not None:
             kwargs["solver"] = solver
         return cls(**kwargs)

@@ -1,0 +1,211 @@
+"""The estimator's defaults, chosen by measurement: ``OvNClassifier`` settings against one-vs-rest ``LinearSVC`` and
+against predicting no label, every model inside ``make_pipeline(StandardScaler(), model)``.
+
+Run by hand (not a test; tests/test_bench_defaults.py recomputes a small subset):
+
+    python benchmarks/bench_defaults.py --out docs/benchmarks          # every set, both kernels (about an hour)
+    python benchmarks/bench_defaults.py --data emotions iris --kernels linear --settings default paper
+
+Data and splits. Multilabel: emotions and scene (their bundled train/test splits: one split, no seed), and two
+``make_multilabel_classification`` sets (``mlc-6``: 6 labels, 2 a row on average, unlabeled rows allowed; ``mlc-12``:
+12 labels, 3 a row), generated with each seed and split in halves. Multiclass: glass, iris, wine, digits,
+``StratifiedKFold(5, shuffle=True, random_state=seed)``, the mean over the folds. Seeds: ``--seeds`` (default 0 1 2).
+
+Models. ``OvN ...``: the settings of ``SETTINGS`` (every parameter that matters spelled out, so that a change of
+default does not change them; ``default`` is ``OvNClassifier(kernel=kernel)`` with nothing else); ``OvR LinearSVC``:
+``OneVsRestClassifier(LinearSVC())`` (scikit-learn's defaults, C = 1, the same for both kernels: the issue's
+baseline); ``OvR SVC``: ``OneVsRestClassifier(SVC(kernel=kernel))`` (C = 1, gamma "scale"), for reference;
+``nothing``: no label for every row (multilabel) or the most frequent class (multiclass, scikit-learn's
+``DummyClassifier``). Metrics on the test rows: example-based Jaccard (scikit-learn's ``jaccard_score(average=
+"samples", zero_division=1)``: a row with neither true nor predicted labels counts 1), Hamming loss, accuracy
+(multilabel: the exact-set accuracy), predicted labels a row, fit time (seconds, the whole pipeline).
+
+Output (``--out``): bench_defaults.csv (one row per data set × kernel × seed × model) and bench_defaults.md (machine
+stamp, the mean over seeds per data set, kernel and model).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.datasets import load_digits, make_multilabel_classification
+from sklearn.dummy import DummyClassifier
+from sklearn.metrics import accuracy_score, hamming_loss, jaccard_score
+from sklearn.model_selection import StratifiedKFold, train_test_split
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, LinearSVC
+
+from ovn_cvx import OvNClassifier
+from ovn_cvx._reports import environment, markdown_table
+from ovn_cvx.datasets import load_emotions, load_glass, load_iris, load_scene, load_wine
+
+MULTILABEL = ("emotions", "scene", "mlc-6", "mlc-12")
+MULTICLASS = ("glass", "iris", "wine", "digits")
+KERNELS = ("linear", "rbf")
+
+#: the paper's model, explicitly: no known negatives, the paper's rule, SwHb, absolute β = 1
+PAPER = {"variant": "SwHb", "negatives": "none", "bias_penalty": 1.0, "decision_rule": "paper", "beta": 1.0,
+         "beta_scale": "none", "alpha": 0.0}
+#: known negatives, free biases (SwSb, γ = 0), β relative to κ₀
+REST_FREE = {"variant": "SwSb", "negatives": "rest", "bias_penalty": 0.0, "alpha": 0.0, "beta_scale": "kernel"}
+#: known negatives, Σ_k b_k = 0
+REST_HARD = {**REST_FREE, "variant": "SwHb", "bias_penalty": 1.0}
+LEARNED = {"decision_rule": "cv", "rule_scoring": "jaccard", "rule_selection": "cv", "rule_cv": 5}
+
+#: OvN settings compared (parameters on top of ``OvNClassifier(kernel=kernel)``)
+SETTINGS = {
+    "default": {},
+    "paper": PAPER,
+    "rest free-b paper-rule b2": {**REST_FREE, "beta": 2.0, "decision_rule": "paper"},
+    "rest free-b cv b2": {**REST_FREE, **LEARNED, "beta": 2.0},
+    "rest free-b cv b0.5": {**REST_FREE, **LEARNED, "beta": 0.5},
+    "rest free-b cv b8": {**REST_FREE, **LEARNED, "beta": 8.0},
+    "rest free-b cv b2 jh": {**REST_FREE, **LEARNED, "beta": 2.0, "rule_scoring": 0.5},
+    "rest free-b cv b4 jh": {**REST_FREE, **LEARNED, "beta": 4.0, "rule_scoring": 0.5},
+    "rest free-b cv b8 jh": {**REST_FREE, **LEARNED, "beta": 8.0, "rule_scoring": 0.5},
+    "rest SwHb cv b2": {**REST_HARD, **LEARNED, "beta": 2.0},
+    "rest SwHb paper-rule b2": {**REST_HARD, "beta": 2.0, "decision_rule": "paper"},
+}
+DEFAULT_SETTINGS = ("default", "paper")
+BASELINES = ("OvR LinearSVC", "OvR SVC", "nothing")
+
+
+class NoLabel(ClassifierMixin, BaseEstimator):
+    """Predicts no label for every row (multilabel)."""
+
+    def fit(self, X, Y):
+        self.n_labels_ = np.shape(Y)[1]
+        return self
+
+    def predict(self, X):
+        return np.zeros((np.shape(X)[0], self.n_labels_), dtype=int)
+
+
+def build(model: str, kernel: str, multilabel: bool):
+    if model == "OvR LinearSVC":
+        estimator = OneVsRestClassifier(LinearSVC())
+    elif model == "OvR SVC":
+        estimator = OneVsRestClassifier(SVC(kernel=kernel))
+    elif model == "nothing":
+        estimator = NoLabel() if multilabel else DummyClassifier()
+    else:
+        estimator = OvNClassifier(kernel=kernel, **SETTINGS[model.removeprefix("OvN ")])
+    return make_pipeline(StandardScaler(), estimator)
+
+
+def splits(data: str, seed: int):
+    """[(X_train, Y_train, X_test, Y_test)] of the data set for the seed."""
+    if data in ("emotions", "scene"):
+        load = {"emotions": load_emotions, "scene": load_scene}[data]
+        return [(*load("train", return_X_y=True), *load("test", return_X_y=True))]
+    if data.startswith("mlc-"):
+        options = {"mlc-6": {"n_features": 20, "n_classes": 6, "n_labels": 2, "allow_unlabeled": True},
+                   "mlc-12": {"n_features": 50, "n_classes": 12, "n_labels": 3, "allow_unlabeled": False}}[data]
+        X, Y = make_multilabel_classification(n_samples=800, random_state=seed, **options)
+        X_train, X_test, Y_train, Y_test = train_test_split(X, Y, test_size=0.5, random_state=seed)
+        return [(X_train, Y_train, X_test, Y_test)]
+    load = {"glass": load_glass, "iris": load_iris, "wine": load_wine,
+            "digits": lambda return_X_y: load_digits(return_X_y=return_X_y)}[data]
+    X, y = load(return_X_y=True)
+    folds = StratifiedKFold(5, shuffle=True, random_state=seed).split(X, y)
+    return [(X[train], y[train], X[test], y[test]) for train, test in folds]
+
+
+def scores(Y_test, P, multilabel: bool) -> dict:
+    if not multilabel:
+        return {"accuracy": accuracy_score(Y_test, P)}
+    return {"jaccard": jaccard_score(Y_test, P, average="samples", zero_division=1),
+            "hamming": hamming_loss(Y_test, P), "accuracy": accuracy_score(Y_test, P),
+            "labels_per_row": float(np.asarray(P).sum(axis=1).mean())}
+
+
+def run_cell(data: str, kernel: str, seed: int, model: str) -> dict:
+    """One data set × kernel × seed × model: the mean of the scores and the total fit time over its splits."""
+    multilabel = data not in MULTICLASS
+    rows, fit_time = [], 0.0
+    for X_train, Y_train, X_test, Y_test in splits(data, seed):
+        pipeline = build(model, kernel, multilabel)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # degenerate-label and convergence warnings: the scores say it
+            start = time.perf_counter()
+            pipeline.fit(X_train, Y_train)
+            fit_time += time.perf_counter() - start
+            rows.append(scores(Y_test, pipeline.predict(X_test), multilabel))
+    cell = pd.DataFrame(rows).mean().to_dict()
+    return {"data": data, "task": "multilabel" if multilabel else "multiclass", "kernel": kernel, "seed": seed,
+            "model": model, "fit_time": fit_time, **cell}
+
+
+def _needed(data: str, kernel: str, model: str) -> bool:
+    """Whether the cell says something: the kernel-free baselines once (linear), OvR SVC for RBF only, and for 1-D
+    targets (always the argmax) no setting that differs from another only by its multilabel rule."""
+    if model in ("OvR LinearSVC", "nothing"):
+        return kernel == "linear"
+    if model == "OvR SVC":
+        return kernel != "linear"
+    return data not in MULTICLASS or model.removeprefix("OvN ") not in SAME_FOR_CLASSES
+
+
+#: settings that differ from another only by the multilabel rule (the same model for 1-D targets)
+SAME_FOR_CLASSES = ("rest free-b paper-rule b2", "rest SwHb paper-rule b2", "rest free-b cv b2 jh",
+                    "rest free-b cv b4 jh", "rest free-b cv b8 jh")
+
+
+def cells(data_sets, kernels, seeds, models):
+    """The cells in the order: kernels, then data sets, seeds, models."""
+    for kernel in kernels:
+        for data in data_sets:
+            for seed in (seeds[:1] if data in ("emotions", "scene") else seeds):  # one standard split
+                for model in models:
+                    if _needed(data, kernel, model):
+                        yield data, kernel, seed, model
+
+
+def summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean over seeds per data set × kernel × model."""
+    metrics = [c for c in ("jaccard", "hamming", "accuracy", "labels_per_row", "fit_time") if c in frame]
+    return frame.groupby(["task", "data", "kernel", "model"], sort=False)[metrics].mean().reset_index()
+
+
+def main(argv=None) -> pd.DataFrame:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", nargs="+", default=list(MULTILABEL + MULTICLASS),
+                        choices=MULTILABEL + MULTICLASS)
+    parser.add_argument("--kernels", nargs="+", default=list(KERNELS), choices=KERNELS)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--settings", nargs="+", default=list(DEFAULT_SETTINGS), choices=list(SETTINGS))
+    parser.add_argument("--n-jobs", type=int, default=1, help="cells in parallel (fit times then share the cores)")
+    parser.add_argument("--out", type=Path, help="directory for bench_defaults.csv and bench_defaults.md")
+    args = parser.parse_args(argv)
+    models = [f"OvN {name}" for name in args.settings] + list(BASELINES)
+    todo = list(cells(args.data, args.kernels, args.seeds, models))
+    started = time.perf_counter()
+    rows = []
+    for row in Parallel(n_jobs=args.n_jobs, batch_size=1, return_as="generator")(delayed(run_cell)(*cell)
+                                                                                   for cell in todo):
+        rows.append(row)
+        if args.out is not None:  # every finished cell kept, in case the run is cut short
+            args.out.mkdir(parents=True, exist_ok=True)
+            pd.DataFrame(rows).to_csv(args.out / "bench_defaults.csv", index=False)
+    frame = pd.DataFrame(rows)
+    table = summary(frame)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if args.out is not None:
+        lines = ["# bench_defaults", "", str(environment()), "",
+                 f"Wall time {time.perf_counter() - started:.0f} s, n_jobs={args.n_jobs}; seeds {args.seeds}.", "",
+                 markdown_table(list(table.columns), [[f"{v:.3f}" if isinstance(v, float) else v for v in row]
+                                                       for row in table.itertuples(index=False)])]
+        (args.out / "bench_defaults.md").write_text("\n".join(lines) + "\n")
+    return frame
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""benchmarks/bench_defaults.py on a small subset: the default model's numbers recomputed (not timed) against the
+baselines of the same cells, with the values measured by the full run (docs/benchmarks/defaults.md)."""
+import pytest
+
+BENCHMARK = "bench_defaults"  # the conftest fixture `bench` imports it
+
+
+@pytest.fixture(scope="module")
+def iris(bench):
+    return {model: bench.run_cell("iris", "linear", 0, model) for model in ("OvN default", "OvR LinearSVC", "nothing")}
+
+
+@pytest.fixture(scope="module")
+def mlc6(bench):
+    return {model: bench.run_cell("mlc-6", "linear", 0, model) for model in ("OvN default", "OvR LinearSVC", "nothing")}
+
+
+#: measured by the full run (seed 0, 5-fold CV on iris; seed 0 of the generated mlc-6 set)
+IRIS = (0.920, 0.933, 0.333)
+MLC6_DEFAULT, MLC6_BASELINE = (0.558, 0.2225), (0.567, 0.216)
+
+
+def test_multiclass_default_against_one_vs_rest(iris):
+    """Iris is one of the two sets where the default misses its target (0.013 below one-vs-rest LinearSVC here)."""
+    default, baseline, nothing = (iris[m]["accuracy"] for m in ("OvN default", "OvR LinearSVC", "nothing"))
+    assert (default, baseline, nothing) == pytest.approx(IRIS, abs=0.005)
+    assert baseline - 0.03 < default < baseline - 0.01 and default > nothing
+
+
+def test_multilabel_default_against_one_vs_rest_and_no_label(mlc6):
+    default, baseline, nothing = (mlc6[m] for m in ("OvN default", "OvR LinearSVC", "nothing"))
+    assert (default["jaccard"], default["hamming"]) == pytest.approx(MLC6_DEFAULT, abs=0.005)
+    assert (baseline["jaccard"], baseline["hamming"]) == pytest.approx(MLC6_BASELINE, abs=0.005)
+    assert default["hamming"] < nothing["hamming"] and default["jaccard"] > nothing["jaccard"]
+    assert default["hamming"] <= baseline["hamming"] + 0.01
+
+
+def test_cells_and_summary(bench):
+    cells = list(bench.cells(["emotions", "iris"], ["linear", "rbf"], [0, 1], ["OvN default", *bench.BASELINES]))
+    assert ("emotions", "linear", 1, "OvN default") not in cells  # one standard split
+    assert ("iris", "rbf", 0, "OvR LinearSVC") not in cells and ("iris", "linear", 0, "OvR SVC") not in cells
+    assert ("iris", "rbf", 1, "OvR SVC") in cells and ("emotions", "rbf", 0, "OvN default") in cells
