@@ -44,6 +44,8 @@ SUPPORT_TOL = 1e-6
 
 FALLBACKS = ("argmax", "none")
 NEGATIVES = ("none", "rest")
+#: the package's own certified solvers (any other ``solver`` names a CVXPY solver)
+FAST_SOLVERS = ("auto", "mm", "smo")
 DECISION_RULES = ("auto", "paper", "cv")
 KERNEL_APPROXIMATIONS = ("nystroem", "rff")
 BETA_SCALES = ("kernel", "none")
@@ -125,9 +127,13 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         γ of the soft-bias term; ignored by the hard-b variants. ``"auto"``: 0 with ``negatives="rest"`` (each
         class its own offset: with α = 0 and SwSb each class is then its own binary hinge SVM, one-vs-rest), 1
         with ``negatives="none"`` (there γ = 0 would make the trivial solution optimal, docs/theory.md §3.4).
-    solver : str, default="mm"
-        ``"mm"`` (majorization–minimization, ``ovn_cvx.solvers.mm``) or the name of an installed CVXPY
-        solver (``"CLARABEL"``, ``"ECOS"``, ``"OSQP"``, ``"SCS"``, ...) for the reference formulation.
+    solver : str, default="auto"
+        ``"auto"``: the dual decomposition solver for an exact kernel and the MM solver for linear problems (and
+        for a kernel fit the dual decomposition could not prove), the fastest certified choice measured
+        (docs/benchmarks/practical.md). ``"smo"`` (dual decomposition, ``ovn_cvx.solvers.smo``), ``"mm"``
+        (majorization–minimization with an interior-point finish, ``ovn_cvx.solvers.mm``), or the name of an
+        installed CVXPY solver (``"CLARABEL"``, ``"ECOS"``, ``"OSQP"``, ``"SCS"``, ...) for the reference
+        formulation.
     threshold : float, default=1.0
         Multilabel rule: label k is predicted when f_k(x) >= threshold (docs/theory.md §5), up to round-off:
         values within ``TIE_TOL`` · max(1, |threshold|) (1e-6) below it count as on it.
@@ -162,18 +168,19 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     rule_cv : int or cross-validation splitter, default=5
         The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
         random_state=0)``; both use the same out-of-fold decision values.
-        The fold fits are warm-started (MM) from the full fit; each fold is fitted once, whatever the number of
-        candidate rules; ``n_jobs`` of them at a time.
+        The fold fits are warm-started from the full fit (MM; the dual decomposition starts them cold); each fold is
+        fitted once, whatever the number of candidate rules; ``n_jobs`` of them at a time.
     probability : bool, default=False
         Enable ``predict_proba``: ``fit`` calibrates the out-of-fold decision values of ``rule_cv`` per label.
     calibration : {"sigmoid", "isotonic"}, default="sigmoid"
         Platt's sigmoid or isotonic regression (scikit-learn's, as in ``CalibratedClassifierCV``).
     tol, max_iter :
-        MM only: the accuracy a fit must prove, as a bound on (F − F*)/max(1, |F|) from an exactly feasible
-        dual point (docs/theory.md §6; a fit that cannot prove it warns), and the iteration limit. The CVXPY
-        solvers use their own defaults.
+        The accuracy a fit must prove, as a bound on (F − F*)/max(1, |F|) from an exactly feasible dual point
+        (docs/theory.md §6; a fit that cannot prove it warns; every solver), and the MM solver's iteration limit
+        (the dual decomposition has its own step budget). The CVXPY solvers use their own defaults.
     warm_start : bool, default=False
-        MM only: start from the previous solution when refitting on data with the same shape.
+        Start from the previous solution when refitting on data with the same shape (MM: its coefficients; the
+        dual decomposition: its dual point, when the rows are the same).
     class_weight : None, "balanced" or dict, default=None
         1-D ``y``: multiplies the weight of every sample of class k (all its pairs, with ``negatives="rest"`` its
         known-negative pairs too) by ``class_weight[k]``, as scikit-learn's classifiers. Indicator matrix:
@@ -261,7 +268,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, variant="SwSb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
-                 beta=4.0, beta_scale="kernel", bias_penalty="auto", solver="mm", threshold=1.0, fallback="argmax",
+                 beta=4.0, beta_scale="kernel", bias_penalty="auto", solver="auto", threshold=1.0, fallback="argmax",
                  negatives="rest", decision_rule="auto", rule_scoring=0.5, rule_selection="cv", rule_cv=5,
                  probability=False, calibration="sigmoid", tol=1e-6, max_iter=10_000, warm_start=False,
                  class_weight=None, kernel_approximation=None, n_components=100, n_landmarks=None,
@@ -438,7 +445,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_fit_input(self, X, y, sample_weight):
         """(X, y, y's column names or None, sample weights) checked, each error naming its argument."""
-        if self.solver.lower() != "mm":
+        if self.solver.lower() not in FAST_SOLVERS:
             from .solvers.cvxpy_solver import check_solver
             check_solver(self.solver)
         validate_kernel(self.kernel)
@@ -594,13 +601,20 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                          ("rank", TruncatedSVD(rank, algorithm="arpack", random_state=self.random_state))])
 
     def _solve(self, problem):
-        if self.solver.lower() != "mm":
+        method = self.solver.lower()
+        if method not in FAST_SOLVERS:
             return solve(problem, method="cvxpy", solver=self.solver, verbose=self.verbose >= 2)
         start = None
         if self.warm_start and hasattr(self, "_start"):
             variant, is_kernel, previous = self._start
             if (variant, is_kernel, previous.coef.shape) == (problem.variant, problem.is_kernel, problem.coef_shape):
                 start = replace(previous, problem=problem)  # the previous solution as a start for this problem
+        if method == "smo" or (method == "auto" and problem.is_kernel):
+            dual_fits = start is not None and start.dual is not None and start.dual.shape == problem.coef_shape
+            result = solve(problem, method="smo", gap_tol=self.tol, warm_start=start if dual_fits else None)
+            if result.success or method == "smo":
+                return result
+            start = result  # "auto": the MM solver's interior point finishes what the decomposition could not prove
         return solve(problem, method="mm", gap_tol=self.tol, max_iter=self.max_iter, warm_start=start)
 
     def _check_result(self, result):
@@ -609,7 +623,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             raise RuntimeError(f"{where} produced no solution (status {result.status!r}"
                                + (f": {result.info['error']}" if "error" in result.info else "") + ")")
         if not result.success:
-            if result.method == "mm":
+            if result.method in FAST_SOLVERS:
                 hint = (f"its proven bound on (F − F*)/max(1, |F|) is {result.relative_gap_bound:.2g}, "
                         f"above tol={self.tol:g}; increase tol or max_iter, or try a CVXPY solver")
             else:
