@@ -25,10 +25,10 @@ def _check_solution(problem: Problem, coef, b):
 
 
 def training_decision(problem: Problem, coef, b) -> np.ndarray:
-    """f_k(x_i) on the training set, shape (N, K): X W + 1bᵀ or G A + 1bᵀ."""
+    """f_k(x_i) on the training set, shape (N, K): X W + 1bᵀ or G A + 1bᵀ (without forming G where the problem does
+    not hold it: :meth:`~ovn_cvx.Problem.gram_product`)."""
     coef, b = _check_solution(problem, coef, b)
-    basis = problem.gram if problem.is_kernel else problem.X
-    return basis @ coef + b
+    return (problem.gram_product(coef) if problem.is_kernel else problem.X @ coef) + b
 
 
 def residuals(problem: Problem, coef, b) -> np.ndarray:

@@ -22,9 +22,9 @@ def test_sample_weight_counts_as_repeated_rows(values, scoring):
     repetition moves)."""
     F, Y = values
     weight = np.random.default_rng(0).integers(1, 4, size=F.shape[0])
-    _, scores = learn_rule(F, Y, scoring, sample_weight=weight.astype(float))
-    _, repeated = learn_rule(np.repeat(F, weight, axis=0), np.repeat(Y, weight, axis=0), scoring)
-    _, unweighted = learn_rule(F, Y, scoring)
+    _, scores = learn_rule(F, Y, scoring, sample_weight=weight.astype(float))[:2]
+    _, repeated = learn_rule(np.repeat(F, weight, axis=0), np.repeat(Y, weight, axis=0), scoring)[:2]
+    _, unweighted = learn_rule(F, Y, scoring)[:2]
     for family in ("paper", "top-m"):
         assert scores[family] == pytest.approx(repeated[family], rel=1e-12)
     assert scores["paper"] != pytest.approx(unweighted["paper"], rel=1e-9)  # the weights matter here
@@ -48,12 +48,12 @@ def test_one_standard_error_rule_uses_the_error_of_the_mean():
         _, Y = make_data("multilabel", n_samples=90, n_features=3, n_classes=4, seed=seed)
         F = 2.0 * Y - 1.0 + np.random.default_rng(seed).normal(scale=1.2, size=Y.shape)
         folds = np.arange(Y.shape[0]) % n_folds
-        best_rule, scores = learn_rule(F, Y, scoring)
+        best_rule, scores = learn_rule(F, Y, scoring)[:2]
         with_root = _one_se_choice(scores, best_rule, F, Y, folds, scoring)
         if with_root != _one_se_choice(scores, best_rule, F, Y, folds, scoring, divide_by_root_n=False):
             break
     else:
         pytest.fail("no seed separates the two errors: the test would not guard the √n")
-    rule, _ = learn_rule(F, Y, scoring, selection="one_se", folds=folds)
+    rule, _ = learn_rule(F, Y, scoring, selection="one_se", folds=folds)[:2]
     score = SCORERS[scoring](Y == 1, rule.predict(F), None)
     assert score == pytest.approx(scores[with_root], rel=1e-12)

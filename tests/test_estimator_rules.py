@@ -116,7 +116,7 @@ def test_negatives_rest_multilabel_is_the_reference_problem(multilabel_data, sol
 def test_negatives_rest_multiclass_is_the_reference_problem(multiclass_data):
     X, Y = multiclass_data
     y = np.array(["a", "b", "c"])[np.argmax(Y, axis=1)]
-    est = paper_model("SwSb", alpha=-0.2, negatives="rest", kernel="rbf", gamma=0.5).fit(X, y)
+    est = paper_model("SwSb", alpha=-0.2, negatives="rest", kernel="rbf", gamma=0.5, tol=1e-9).fit(X, y)
     ref = ovn_cvx.solve(Problem(X, 2 * Y - 1, "SwSb", "rbf", alpha=-0.2, gamma=0.5), method="cvxpy",
                         solver=REFERENCE)
     assert_matches_reference(est.result_, ref.problem, reference=ref, rtol=1e-7, ftol=1e-4)

@@ -52,21 +52,44 @@ def little_memory(monkeypatch):
 
 
 def test_exact_kernel_fit_too_large_is_refused_before_the_gram(little_memory, monkeypatch):
-    """300 rows: the RBF Gram (0.7 MiB) fits, the solver's blocks do not. The fit fails with InsufficientMemory (a
-    MemoryError and an OvNError, caught by type) naming the way out, without computing a kernel matrix; the Nyström
-    fit of the same data goes through."""
+    """300 rows: the RBF Gram (0.7 MiB) fits, the interior-point solver's blocks do not. The fit fails with
+    InsufficientMemory (a MemoryError and an OvNError, caught by type) naming the way out, without computing a kernel
+    matrix; the Nyström fit of the same data goes through."""
     def no_kernel(*args, **kwargs):
         raise AssertionError("a kernel matrix was computed")
 
     X, Y = make_multilabel_classification(n_samples=300, n_features=12, n_classes=4, random_state=3)
     monkeypatch.setattr(ovn_cvx.problem, "kernel_matrix", no_kernel)
     with pytest.raises(InsufficientMemory, match=r"kernel_approximation='nystroem'") as caught:
-        OvNClassifier(kernel="rbf").fit(X, Y)
+        OvNClassifier(kernel="rbf", solver="mm").fit(X, Y)
     assert isinstance(caught.value, MemoryError) and isinstance(caught.value, OvNError)
     assert caught.value.available == 2**20 and caught.value.needed > 2**20
     monkeypatch.setattr(ovn_cvx.problem, "kernel_matrix", kernel_matrix)
     approx = OvNClassifier(kernel="rbf", kernel_approximation="nystroem", n_components=20, random_state=0).fit(X, Y)
     assert approx.result_.success
+
+
+class _NoGram:
+    """In place of ``Problem.gram`` (a non-data descriptor, as the cached property it replaces: a problem whose Gram
+    is evaluated by blocks keeps that)."""
+
+    def __get__(self, problem, owner=None):
+        pytest.fail("the Gram matrix was built")
+
+
+def test_dual_decomposition_fit_needs_no_gram(little_memory, monkeypatch):
+    """The same 300 rows by dual decomposition (the default for an exact kernel): only kernel rows, never the N × N
+    Gram matrix — neither in the solve nor in the estimator's use of the training decision values — so the fit the
+    interior point could not afford goes through, certified, with the interior point's optimum."""
+    X, Y = make_multilabel_classification(n_samples=300, n_features=12, n_classes=4, random_state=3)
+    monkeypatch.setattr(Problem, "gram", _NoGram())
+    est = OvNClassifier(kernel="rbf").fit(X, Y)
+    assert est.result_.method == "smo" and est.result_.success
+    monkeypatch.undo()  # the machine's memory and the Gram back, for the check
+    reference = OvNClassifier(kernel="rbf", solver="mm").fit(X, Y)
+    assert reference.result_.method == "mm" and reference.result_.success
+    assert est.result_.objective == pytest.approx(reference.result_.objective, rel=1e-6)
+    np.testing.assert_allclose(est.decision_function(X), reference.decision_function(X), atol=1e-3)
 
 
 def test_gram_too_large_is_refused_before_it_is_built(little_memory, monkeypatch):
