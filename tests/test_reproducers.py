@@ -113,7 +113,6 @@ def test_kernel_overflow_names_the_parameter(data, parameter, value):
         Problem.from_labels(*data, kernel="poly", **{parameter: value})
 
 
-@pytest.mark.xfail(strict=False, reason="the band system's pinv on an all-zero row (mended in the solver)")
 def test_matrix_free_form_with_an_all_zero_row():
     X = np.random.default_rng(0).normal(size=(40, 5))
     X[3] = 0.0
