@@ -36,7 +36,6 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "README.md", "**/.ipynb_checkpoints", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5", "auto_examples/*.json"]
 templates_path = ["_templates"]
-html_static_path = ["_static"]
 
 # --- cross-references: every internal reference must resolve (the site's own link check) ---------------------------
 nitpicky = True
