@@ -18,6 +18,8 @@ import numpy as np
 from ..objective import objective
 from ..problem import Problem
 from ..result import SolveResult
+from ..solvers.bound import bound_fields
+from ..solvers.verdict import GAP_TOL
 from . import _worker
 
 #: seconds a user's solver may take on one problem before it is stopped
@@ -87,11 +89,13 @@ def _as_result(problem: Problem, label: str, out, elapsed: float) -> SolveResult
     if not (np.isfinite(coef).all() and np.isfinite(b).all()):
         return _invalid(problem, label, "coef or b has NaN or infinite entries", elapsed)
     value = objective(problem, coef, b)
+    # the proven bound of the user's point, computed here (docs/theory.md §6): the user's status stays their claim
+    bound, _, _ = bound_fields(problem, coef, b, GAP_TOL)
     if isinstance(out, SolveResult):  # the user's other fields kept; the claimed objective beside the scored one
         return dataclasses.replace(out, problem=problem, coef=coef, b=b, objective=value,
-                                   info={**out.info, "claimed_objective": out.objective})
+                                   info={**out.info, "claimed_objective": out.objective}, **bound)
     return SolveResult(problem=problem, coef=coef, b=b, objective=value, status=status, method="plugin",
-                       solver=label, solve_time=elapsed)
+                       solver=label, solve_time=elapsed, **bound)
 
 
 def _answer(function, problem: Problem, options: dict):

@@ -165,3 +165,15 @@ def test_missing_optional_solvers_are_skipped(problem, monkeypatch):
     for label in ("PIQP:high", "qpsolvers:piqp"):
         assert table.loc[label, "status"] == "unavailable" and "not installed" in table.loc[label, "note"]
     assert table.loc["QP:clarabel", "checked_success"] and table.loc["CLARABEL:high", "checked_success"]
+
+
+def test_a_plugin_answer_carries_the_proven_bound_of_its_point(problem):
+    """The user's status is their claim; the bound beside it is the package's own (docs/theory.md §6), computed from
+    the point: within gap_tol at the reference's optimum, and at least the true gap for a shifted point."""
+    optimum = solve(problem, "cvxpy", solver="CLARABEL", **TIGHT_CLARABEL).objective
+    exact, _ = comparison.run_method(problem, Method.plugin("exact", reference_solver))
+    shifted, _ = comparison.run_method(problem, Method.plugin("shifted", perturbed_solver))
+    assert exact.status == shifted.status == "optimal"  # both claim it
+    assert exact.certified and exact.relative_gap_bound <= 1e-6
+    assert not shifted.certified and shifted.gap_bound >= shifted.objective - optimum > 1e-4
+    assert shifted.dual_objective <= optimum * (1 + 1e-9)
