@@ -38,7 +38,18 @@ KERNEL_REMEDY = ("approximate the kernel by r explicit features (OvNClassifier(k
 
 
 def alpha_interval(n_classes: int) -> tuple[float, float]:
-    """Open interval of admissible α for K classes: −1/(K−1) < α < 1 (docs/theory.md §3.1)."""
+    """Open interval of admissible α for K classes: −1/(K−1) < α < 1 (docs/theory.md §3.1).
+
+    Parameters
+    ----------
+    n_classes : int
+        The number of classes K (at least 2).
+
+    Returns
+    -------
+    tuple of float
+        The interval's ends (−1/(K−1), 1).
+    """
     return -1.0 / (n_classes - 1), 1.0
 
 
