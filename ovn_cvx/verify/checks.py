@@ -79,7 +79,17 @@ INVARIANT_SLACK = 1e-8
 @dataclass
 class CheckResult:
     """Outcome of one check: ``deviations`` maps a measure to (measured value, tolerance);
-    ``passed`` is True when every value is ≤ its tolerance (NaN fails). ``details`` holds the context."""
+    ``passed`` is True when every value is ≤ its tolerance (NaN fails). ``details`` holds the context.
+
+    Parameters
+    ----------
+    name : str
+        The check's name.
+    deviations : dict, default={}
+        Measure name → (measured value, tolerance).
+    details : dict, default={}
+        Context of the check (values it compared, counts).
+    """
 
     name: str
     deviations: dict = field(default_factory=dict)
