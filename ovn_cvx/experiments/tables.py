@@ -201,7 +201,26 @@ def selected_specs(table: str, config: ReproduceConfig) -> list[DatasetSpec]:
 
 def run_table(table: str, config: ReproduceConfig, *, ovn_class=None, progress=print):
     """Rows of one table (one per seed × data set × kernel × method × metric) and the refitted 2-D models of the
-    main seed (for the figures)."""
+    main seed (for the figures).
+
+    Parameters
+    ----------
+    table : str
+        The table, one of ``TABLES``.
+    config : ReproduceConfig
+        The configuration of the run.
+    ovn_class : type or None, default=None
+        The estimator class fitted as OvN; None uses :class:`~ovn_cvx.OvNClassifier`.
+    progress : callable, default=print
+        Called with each progress message.
+
+    Returns
+    -------
+    rows : DataFrame
+        The rows of the table.
+    panels : dict
+        The refitted 2-D models, for the figures.
+    """
     if table not in TABLES:
         raise ValueError(f"table must be one of {TABLES}, got {table!r}")
     rows, panels = [], {}
