@@ -25,7 +25,17 @@ class GapBound:
     """F at the primal point, D at the feasible dual point, and the bound F − D ≥ F − F* (≥ 0 up to round-off).
 
     ``relative`` is the bound over max(1, |F|), the scale of every accuracy statement in the package. ``mu``: the
-    dual-feasible multipliers D was evaluated at (None when not kept)."""
+    dual-feasible multipliers D was evaluated at (None when not kept).
+
+    Parameters
+    ----------
+    primal : float
+        F at the primal point.
+    dual : float
+        D at the feasible dual point.
+    mu : ndarray of shape (n_pairs,) or None, default=None
+        The dual-feasible multipliers D was evaluated at; None when not kept.
+    """
 
     primal: float
     dual: float
@@ -69,7 +79,20 @@ def _shift_mass(mu, c, sign, delta):
 
 
 def feasible_dual(problem: Problem, mu) -> np.ndarray:
-    """μ clipped to [0, c] with every class mass moved to one common value, inside the box (docs/theory.md §6)."""
+    """μ clipped to [0, c] with every class mass moved to one common value, inside the box (docs/theory.md §6).
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    mu : array-like of shape (n_pairs,)
+        Candidate pair multipliers, in the order of ``problem.pairs`` (NaN counts as 0).
+
+    Returns
+    -------
+    ndarray of shape (n_pairs,)
+        The dual-feasible multipliers.
+    """
     pairs, c = problem.pairs, problem.cost
     mu = np.clip(np.nan_to_num(np.asarray(mu, dtype=np.float64), nan=0.0), 0.0, c)
     positive = pairs.sign > 0
@@ -87,7 +110,20 @@ def feasible_dual(problem: Problem, mu) -> np.ndarray:
 def dual_value(problem: Problem, mu: np.ndarray) -> float:
     """D(μ) = Σ_p μ_p − ½ tr(P⁺ Mᵀ G M) [− m²/(4γ)] for a dual-feasible μ (docs/theory.md §6), with the exact G (X Xᵀ
     for linear problems, never formed), so that the bound holds for the problem as stated — less a bound on the
-    round-off of computing it (docs/theory.md §6, "Round-off"), which P⁺ amplifies near either end of α's interval."""
+    round-off of computing it (docs/theory.md §6, "Round-off"), which P⁺ amplifies near either end of α's interval.
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    mu : ndarray of shape (n_pairs,)
+        Dual-feasible pair multipliers, in the order of ``problem.pairs``.
+
+    Returns
+    -------
+    float
+        The dual value D(μ), less the bound on its round-off.
+    """
     pairs = problem.pairs
     nonzero = np.flatnonzero(mu)
     support, row = np.unique(pairs.sample[nonzero], return_inverse=True)
@@ -143,7 +179,26 @@ def gap_bound(problem: Problem, coef, b, mu, *, primal: float | None = None) -> 
     """The proven bound of (coef, b) from the candidate multipliers ``mu`` (made feasible first).
 
     ``primal``: F(coef, b) when the caller has just evaluated it. The hard constraints of (coef, b) must hold
-    (to round-off): the bound is about the feasible set."""
+    (to round-off): the bound is about the feasible set.
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    coef : array-like of shape (M, K) or (N, K)
+        W (linear formulation) or A (kernel formulation).
+    b : array-like of shape (K,)
+        The biases.
+    mu : array-like of shape (n_pairs,)
+        Candidate pair multipliers, in the order of ``problem.pairs``; made feasible by :func:`feasible_dual`.
+    primal : float, optional
+        F(coef, b), if already evaluated; None evaluates it.
+
+    Returns
+    -------
+    GapBound
+        The primal value, the dual value and the feasible multipliers.
+    """
     if primal is None:
         primal = objective(problem, coef, b)
     mu = feasible_dual(problem, mu)
@@ -151,7 +206,20 @@ def gap_bound(problem: Problem, coef, b, mu, *, primal: float | None = None) -> 
 
 
 def signed_dual(problem: Problem, mu: np.ndarray | None) -> np.ndarray | None:
-    """The N×K matrix M of the pair multipliers, M_{i_p k_p} = y_p μ_p (docs/theory.md §6); None for None."""
+    """The N×K matrix M of the pair multipliers, M_{i_p k_p} = y_p μ_p (docs/theory.md §6); None for None.
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    mu : ndarray of shape (n_pairs,) or None
+        Pair multipliers, in the order of ``problem.pairs``.
+
+    Returns
+    -------
+    ndarray of shape (N, K) or None
+        The matrix M, or None when ``mu`` is None.
+    """
     if mu is None:
         return None
     pairs = problem.pairs
@@ -163,7 +231,24 @@ def signed_dual(problem: Problem, mu: np.ndarray | None) -> np.ndarray | None:
 def project_hard_constraints(problem: Problem, coef: np.ndarray, b: np.ndarray):
     """(coef, b) with the variant's hard constraints made exact: Σ_k b_k = 0 and Σ_k w_k = 0 (kernel: the rows
     of A sum to 0) by removing the class mean. A solver's round-off left there would otherwise sit outside the
-    feasible set the bound is about."""
+    feasible set the bound is about.
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    coef : ndarray of shape (M, K) or (N, K)
+        W (linear formulation) or A (kernel formulation).
+    b : ndarray of shape (K,)
+        The biases.
+
+    Returns
+    -------
+    coef : ndarray
+        The coefficients, their class mean removed for a hard-w variant.
+    b : ndarray
+        The biases, their mean removed for a hard-b variant.
+    """
     violation = constraint_violation(problem, coef, b)
     if "sum_b" in violation:
         b = b - b.mean()

@@ -84,8 +84,12 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Soft or hard (Σ_k w_k = 0) weights, soft (γ (Σ_k b_k)²) or hard (Σ_k b_k = 0) biases.
     kernel : {"linear", "rbf", "poly", "sigmoid", "precomputed"} or callable, default="linear"
         ``"linear"`` solves the primal linear problem; the others the kernel problem.
-    gamma, degree, coef0 :
-        Kernel parameters as in :class:`sklearn.svm.SVC` (``gamma="scale"`` is 1 / (M · Var X)).
+    gamma : {"scale", "auto"} or float, default="scale"
+        Kernel parameter as in :class:`sklearn.svm.SVC` (``gamma="scale"`` is 1 / (M · Var X)).
+    degree : int, default=3
+        Degree of the ``"poly"`` kernel, as in :class:`sklearn.svm.SVC`.
+    coef0 : float, default=0.0
+        Independent term of the ``"poly"`` and ``"sigmoid"`` kernels, as in :class:`sklearn.svm.SVC`.
     kernel_approximation : {None, "nystroem", "rff"}, default=None
         None: the exact kernel (a problem of N coefficients per class, with the N×N Gram matrix; one that would not
         fit in the machine's memory raises :class:`~ovn_cvx.exceptions.InsufficientMemory` before it is built,
@@ -174,10 +178,13 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Enable ``predict_proba``: ``fit`` calibrates the out-of-fold decision values of ``rule_cv`` per label.
     calibration : {"sigmoid", "isotonic"}, default="sigmoid"
         Platt's sigmoid or isotonic regression (scikit-learn's, as in ``CalibratedClassifierCV``).
-    tol, max_iter :
+    tol : float, default=1e-6
         The accuracy a fit must prove, as a bound on (F − F*)/max(1, |F|) from an exactly feasible dual point
-        (docs/theory.md §6; a fit that cannot prove it warns; every solver), and the MM solver's iteration limit
-        (the dual decomposition has its own step budget). The CVXPY solvers use their own defaults.
+        (docs/theory.md §6; a fit that cannot prove it warns; every solver). The CVXPY solvers use their own
+        defaults.
+    max_iter : int, default=10_000
+        The MM solver's iteration limit (the dual decomposition has its own step budget). The CVXPY solvers use
+        their own defaults.
     warm_start : bool, default=False
         Start from the previous solution when refitting on data with the same shape (MM: its coefficients; the
         dual decomposition: its dual point, when the rows are the same).
@@ -429,7 +436,22 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         """Fit on patterns X (n, M) and labels y: 1-D class labels, or an (n, K) indicator matrix (dense, scipy
         sparse or a pandas DataFrame, whose column names become ``classes_``; 1 = member, 0 = no information,
         −1 = known non-member). A list of label lists or sets is not accepted: convert it with scikit-learn's
-        ``MultiLabelBinarizer``."""
+        ``MultiLabelBinarizer``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, M)
+            Training patterns; for ``kernel="precomputed"`` the (n, n) kernel matrix.
+        y : array-like of shape (n,) or (n, K), sparse matrix or DataFrame
+            Class labels, or the indicator matrix of label membership (1, 0 or −1).
+        sample_weight : array-like of shape (n,), optional
+            Positive per-sample weights; None gives every sample weight 1.
+
+        Returns
+        -------
+        self : OvNClassifier
+            The fitted estimator.
+        """
         started = time.perf_counter()
         X, y, names, sample_weight = self._check_fit_input(X, y, sample_weight)
         Y, self.classes_, self.multilabel_ = membership(y, names)
@@ -684,7 +706,18 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
 
     # --- prediction ---------------------------------------------------------------------------
     def decision_function(self, X):
-        """f_k(x), shape (n, K); binary 1-D y: (f_2 − f_1)/2, shape (n,), positive for ``classes_[1]``."""
+        """f_k(x), shape (n, K); binary 1-D y: (f_2 − f_1)/2, shape (n,), positive for ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, M)
+            Patterns; for ``kernel="precomputed"`` the (n, N) kernel matrix against the training patterns.
+
+        Returns
+        -------
+        ndarray of shape (n, K) or (n,)
+            The decision values.
+        """
         F = self._decision(X)
         if self._binary:
             return 0.5 * (F[:, 1] - F[:, 0])
@@ -710,7 +743,18 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """Class labels (argmax, docs/theory.md §5), or for an indicator-matrix fit a 0/1 matrix (n, K): ``rule_``
         (``decision_rule="cv"``), else {k : f_k(x) >= threshold}, or the argmax label when that set is empty and
-        ``fallback="argmax"``; every comparison up to ``TIE_TOL``."""
+        ``fallback="argmax"``; every comparison up to ``TIE_TOL``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, M)
+            Patterns; for ``kernel="precomputed"`` the (n, N) kernel matrix against the training patterns.
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, K)
+            The predicted class labels, or the 0/1 label matrix.
+        """
         F = self._decision(X)
         if not self.multilabel_:
             return self.classes_[np.argmax(predict_labels(F, multilabel=False), axis=1)]
@@ -721,7 +765,18 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         """Calibrated probabilities (``probability=True``), shape (n, K): multiclass and binary rows sum to 1 (the
         per-class calibrated values normalized, as ``CalibratedClassifierCV``); multilabel: P(label k) per label,
-        0 for a label left out of the fit."""
+        0 for a label left out of the fit.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, M)
+            Patterns; for ``kernel="precomputed"`` the (n, N) kernel matrix against the training patterns.
+
+        Returns
+        -------
+        ndarray of shape (n, K)
+            The calibrated probabilities.
+        """
         check_is_fitted(self, "calibrators_")
         F = self._decision(X)
         if self._binary:

@@ -10,7 +10,19 @@ class OvNError(Exception):
 
 
 class SolverNotAvailable(OvNError, ValueError):
-    """The requested solver is not installed, or not a solver its ``library`` (CVXPY, qpsolvers) knows."""
+    """The requested solver is not installed, or not a solver its ``library`` (CVXPY, qpsolvers) knows.
+
+    Parameters
+    ----------
+    solver : str
+        The requested solver.
+    installed : tuple of str
+        The installed solvers, named in the message.
+    known : bool
+        Whether ``library`` knows the solver (then it is only not installed).
+    library : str, default="CVXPY"
+        The library the solver was requested from.
+    """
 
     def __init__(self, solver: str, installed: tuple[str, ...], known: bool, library: str = "CVXPY"):
         self.solver, self.installed, self.known, self.library = solver, installed, known, library
@@ -19,7 +31,19 @@ class SolverNotAvailable(OvNError, ValueError):
 
 
 class InsufficientMemory(OvNError, MemoryError):
-    """A solve would need more memory than the machine has available (checked before allocating it)."""
+    """A solve would need more memory than the machine has available (checked before allocating it).
+
+    Parameters
+    ----------
+    what : str
+        What would need the memory, named in the message.
+    needed : int
+        The bytes needed.
+    available : int
+        The bytes available.
+    remedy : str
+        What to do instead, appended to the message.
+    """
 
     def __init__(self, what: str, needed: int, available: int, remedy: str):
         self.needed, self.available = needed, available

@@ -43,6 +43,21 @@ class KKTCertificate:
 
     ``residuals`` maps each measure to its value; ``passed(tol)`` compares the relative KKT measures
     with ``tol`` and the hard-constraint residuals with ``constraint_tol``.
+
+    Parameters
+    ----------
+    mu : ndarray of shape (n_pairs,)
+        The recovered pair multipliers, in the order of ``problem.pairs``.
+    class_mass : ndarray of shape (K,)
+        The signed class masses Σ_p y_p μ_p of each class (the column sums of M = Y∘μ).
+    n_margin : int
+        The number of pairs counted as on the margin.
+    margin_band : float
+        δ, the band of residuals counted as on the margin.
+    residuals : dict of str to float, default={}
+        Each measure's value: the relative KKT measures of ``KKT_MEASURES`` and the hard-constraint residuals.
+    bound : GapBound or None, default=None
+        The proven bound F − D(μ̂) of the recovered μ made dual feasible.
     """
 
     mu: np.ndarray
@@ -61,13 +76,39 @@ class KKTCertificate:
         return float(np.max([self.residuals[k] for k in self.KKT_MEASURES]))
 
     def passed(self, tol: float = KKT_TOL, constraint_tol: float = CONSTRAINT_TOL) -> bool:
-        """Every KKT measure ≤ ``tol`` and every hard-constraint residual ≤ ``constraint_tol`` (NaN fails)."""
+        """Every KKT measure ≤ ``tol`` and every hard-constraint residual ≤ ``constraint_tol`` (NaN fails).
+
+        Parameters
+        ----------
+        tol : float, default=KKT_TOL
+            The tolerance on every KKT measure.
+        constraint_tol : float, default=CONSTRAINT_TOL
+            The tolerance on every hard-constraint residual.
+
+        Returns
+        -------
+        bool
+            Whether every measure is within its tolerance.
+        """
         constraints = [v for k, v in self.residuals.items() if k not in self.KKT_MEASURES]
         return bool(self.max_residual() <= tol and all(v <= constraint_tol for v in constraints))
 
 
 def box_violation(mu: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """How far each multiplier lies outside its box [0, c_p], relative to c_p: max(−μ_p, μ_p − c_p, 0) / c_p."""
+    """How far each multiplier lies outside its box [0, c_p], relative to c_p: max(−μ_p, μ_p − c_p, 0) / c_p.
+
+    Parameters
+    ----------
+    mu : ndarray of shape (n_pairs,)
+        The pair multipliers.
+    c : ndarray of shape (n_pairs,)
+        The pair costs c_p, the upper ends of the boxes.
+
+    Returns
+    -------
+    ndarray of shape (n_pairs,)
+        The relative violation of each multiplier.
+    """
     return np.maximum(np.maximum(-mu, mu - c), 0.0) / c
 
 
@@ -205,7 +246,22 @@ def primal_bound(problem: Problem, coef, b) -> GapBound:
     in the certificate, for each band of ``MARGIN_BANDS`` (a solver's margin residuals are only as small as its
     accuracy), made dual feasible; the smallest bound. For solvers that report no usable multipliers (CVXPY does
     not return the duals of the hinge's ``pos`` atom). The bound is about the point as given (D(μ) ≤ F* whatever the
-    point)."""
+    point).
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    coef : array-like of shape (M, K) or (N, K)
+        W (linear formulation) or A (kernel formulation).
+    b : array-like of shape (K,)
+        The biases.
+
+    Returns
+    -------
+    GapBound
+        The smallest bound over the margin bands.
+    """
     value = objective(problem, coef, b)
     coef, b = np.asarray(coef, dtype=np.float64), np.asarray(b, dtype=np.float64)
     with threadpool_limits(limits=1, user_api="blas"):

@@ -26,13 +26,43 @@ def _check_solution(problem: Problem, coef, b):
 
 def training_decision(problem: Problem, coef, b) -> np.ndarray:
     """f_k(x_i) on the training set, shape (N, K): X W + 1bᵀ or G A + 1bᵀ (without forming G where the problem does
-    not hold it: :meth:`~ovn_cvx.Problem.gram_product`)."""
+    not hold it: :meth:`~ovn_cvx.Problem.gram_product`).
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    coef : array-like of shape (M, K) or (N, K)
+        W (linear formulation) or A (kernel formulation).
+    b : array-like of shape (K,)
+        The biases.
+
+    Returns
+    -------
+    ndarray of shape (N, K)
+        The decision values on the training patterns.
+    """
     coef, b = _check_solution(problem, coef, b)
     return (problem.gram_product(coef) if problem.is_kernel else problem.X @ coef) + b
 
 
 def residuals(problem: Problem, coef, b) -> np.ndarray:
-    """r_p = 1 − y_p f_{k_p}(x_{i_p}) for every pair."""
+    """r_p = 1 − y_p f_{k_p}(x_{i_p}) for every pair.
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    coef : array-like of shape (M, K) or (N, K)
+        W (linear formulation) or A (kernel formulation).
+    b : array-like of shape (K,)
+        The biases.
+
+    Returns
+    -------
+    ndarray of shape (n_pairs,)
+        The residuals, in the order of ``problem.pairs``.
+    """
     F = training_decision(problem, coef, b)
     pairs = problem.pairs
     return 1.0 - pairs.sign * F[pairs.sample, pairs.label]
@@ -51,6 +81,22 @@ def objective(problem: Problem, coef, b, residual: np.ndarray | None = None) -> 
     ``residual``: the pair residuals r_p = 1 − y_p f_{k_p}(x_{i_p}) of (coef, b) when the caller has just
     computed them (the MM polish): saves a pass over the data; not recomputed or checked.
     The hard constraints are not enforced here; see :func:`constraint_violation`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    coef : array-like of shape (M, K) or (N, K)
+        W (linear formulation) or A (kernel formulation).
+    b : array-like of shape (K,)
+        The biases.
+    residual : ndarray of shape (n_pairs,), optional
+        The pair residuals of (coef, b), if already computed; None computes them.
+
+    Returns
+    -------
+    float
+        The objective value F.
     """
     coef, b = _check_solution(problem, coef, b)
     if residual is None:
@@ -61,7 +107,22 @@ def objective(problem: Problem, coef, b, residual: np.ndarray | None = None) -> 
 
 
 def constraint_violation(problem: Problem, coef, b) -> dict[str, float]:
-    """Residuals of the variant's hard constraints: |Σ_k b_k| and max |Σ_k w_k| (kernel: max_i |Σ_k A_ik|)."""
+    """Residuals of the variant's hard constraints: |Σ_k b_k| and max |Σ_k w_k| (kernel: max_i |Σ_k A_ik|).
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    coef : array-like of shape (M, K) or (N, K)
+        W (linear formulation) or A (kernel formulation).
+    b : array-like of shape (K,)
+        The biases.
+
+    Returns
+    -------
+    dict of str to float
+        ``"sum_b"`` for a hard-b variant and ``"sum_w"`` for a hard-w variant; empty for SwSb.
+    """
     coef, b = _check_solution(problem, coef, b)
     out = {}
     if problem.hard_b:

@@ -38,7 +38,18 @@ KERNEL_REMEDY = ("approximate the kernel by r explicit features (OvNClassifier(k
 
 
 def alpha_interval(n_classes: int) -> tuple[float, float]:
-    """Open interval of admissible α for K classes: −1/(K−1) < α < 1 (docs/theory.md §3.1)."""
+    """Open interval of admissible α for K classes: −1/(K−1) < α < 1 (docs/theory.md §3.1).
+
+    Parameters
+    ----------
+    n_classes : int
+        The number of classes K (at least 2).
+
+    Returns
+    -------
+    tuple of float
+        The interval's ends (−1/(K−1), 1).
+    """
     return -1.0 / (n_classes - 1), 1.0
 
 
@@ -176,9 +187,13 @@ class Problem:
         Hinge weight.
     bias_penalty : float >= 0
         γ of the soft-bias term γ (Σ_k b_k)²; ignored by hard-b variants.
-    gamma, degree, coef0 :
-        Kernel parameters as in ``sklearn.metrics.pairwise``; ``gamma=None`` means ``"scale"``,
+    gamma : {"scale", "auto"}, float or None, default=None
+        Kernel parameter as in ``sklearn.metrics.pairwise``; ``gamma=None`` means ``"scale"``,
         1 / (M · Var X), as in ``SVC``.
+    degree : int, default=3
+        Degree of the ``"poly"`` kernel, as in ``sklearn.metrics.pairwise``.
+    coef0 : float, default=0.0
+        Independent term of the ``"poly"`` and ``"sigmoid"`` kernels, as in ``sklearn.metrics.pairwise``.
     sample_weight : array-like of shape (N,), optional
         Positive weights s_i.
     label_weight : array-like of shape (K,), optional
@@ -260,7 +275,26 @@ class Problem:
     @classmethod
     def from_labels(cls, X, y, variant="SwHb", kernel="linear", **kwargs) -> "Problem":
         """Build a multiclass problem from 1-D labels; ``problem.classes`` holds the sorted labels
-        and column k of Y is ``classes[k]``."""
+        and column k of Y is ``classes[k]``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (N, M)
+            Patterns, as for the constructor.
+        y : array-like of shape (N,)
+            Class labels; a 2-D ``y`` raises a ValueError.
+        variant : {"SwSb", "SwHb", "HwSb", "HwHb"}, default="SwHb"
+            The constraint variant, as for the constructor.
+        kernel : str or callable, default="linear"
+            The kernel, as for the constructor.
+        **kwargs : dict
+            Further keyword arguments of the constructor (``alpha``, ``beta``, ``gamma``, ...).
+
+        Returns
+        -------
+        Problem
+            The problem, with the ``classes`` attribute set.
+        """
         with naming("y"):
             y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
         if y.ndim != 1:
@@ -275,7 +309,18 @@ class Problem:
 
         Only what the changes affect is validated and computed again: a change of ``alpha``, ``beta`` or
         ``bias_penalty`` alone re-checks those three, and the data, pairs, kernel matrix and kernel
-        factorization are shared with this problem as long as none of ``KERNEL_FIELDS`` changes."""
+        factorization are shared with this problem as long as none of ``KERNEL_FIELDS`` changes.
+
+        Parameters
+        ----------
+        **changes : dict
+            New values of constructor fields, by name; an unknown name raises a TypeError.
+
+        Returns
+        -------
+        Problem
+            The new problem.
+        """
         unknown = changes.keys() - set(FIELDS)
         if unknown:
             raise TypeError(f"replace() got unknown field(s) {sorted(unknown)}; the fields are {FIELDS}")
@@ -360,7 +405,18 @@ class Problem:
     def gram_product(self, coef: np.ndarray) -> np.ndarray:
         """G @ coef, shape (N, K): from the Gram matrix when the problem holds it, else κ(X, X_S) coef_S by blocks of
         rows over the rows S whose coefficients are not all zero — the N × N matrix a fit by dual decomposition never
-        builds is not built here either."""
+        builds is not built here either.
+
+        Parameters
+        ----------
+        coef : ndarray of shape (N, K)
+            Kernel coefficients.
+
+        Returns
+        -------
+        ndarray of shape (N, K)
+            The product G @ coef.
+        """
         if self.is_precomputed or "gram" in self.__dict__:
             return self.gram @ coef
         support = np.flatnonzero((coef != 0).any(axis=1))
@@ -377,7 +433,18 @@ class Problem:
         return product
 
     def kernel_matrix(self, X_new) -> np.ndarray:
-        """κ(X_new, X_train), shape (n, N); for ``"precomputed"`` X_new is returned checked."""
+        """κ(X_new, X_train), shape (n, N); for ``"precomputed"`` X_new is returned checked.
+
+        Parameters
+        ----------
+        X_new : array-like or sparse matrix of shape (n, M)
+            New patterns; for ``"precomputed"`` the (n, N) kernel matrix against the training patterns.
+
+        Returns
+        -------
+        ndarray of shape (n, N)
+            The kernel matrix.
+        """
         return kernel_matrix(self.kernel, X_new, self.X, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, n_train=self.n_samples)
 

@@ -42,6 +42,29 @@ class QP:
     """Sparse QP data of one OvN problem (qpsolvers' names) and the map back to its solution.
 
     ``n_coef`` = d·K entries of vec Z come first, then the K biases, then the n slacks.
+
+    Parameters
+    ----------
+    P : scipy.sparse.csc_matrix
+        The quadratic term of the objective ½ xᵀ P x + qᵀ x.
+    q : ndarray of shape (n_variables,)
+        The linear term of the objective.
+    G : scipy.sparse.csc_matrix
+        The inequality constraints G x ≤ h.
+    h : ndarray
+        Their right-hand side.
+    A : scipy.sparse.csc_matrix or None
+        The equality constraints A x = b (the hard constraints); None when there are none.
+    b : ndarray or None
+        Their right-hand side.
+    lb : ndarray of shape (n_variables,)
+        The lower bounds of x (0 for the slacks, −inf otherwise).
+    ub : ndarray of shape (n_variables,)
+        The upper bounds of x (inf).
+    shape : tuple of int
+        (d, K), the shape of Z.
+    to_coef : callable
+        Maps Z to the reported coefficients.
     """
 
     P: sp.csc_matrix

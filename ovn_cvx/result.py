@@ -118,6 +118,48 @@ class SolveResult:
     When no solution was produced, ``coef`` and ``b`` are None and ``objective`` is NaN. A :meth:`slim` copy
     (a fitted ``OvNClassifier``'s ``result_``) has ``problem`` None: it keeps the solver's report, ``coef``, ``b``
     and what ``decision_function`` needs, not the training data.
+
+    Parameters
+    ----------
+    problem : Problem or None
+        The problem solved; None in a :meth:`slim` copy.
+    coef : ndarray of shape (M, K) or (N, K), or None
+        W (linear formulation) or A (kernel formulation); None when no solution was produced.
+    b : ndarray of shape (K,) or None
+        The biases; None when no solution was produced.
+    objective : float
+        The primal objective F of ``coef`` and ``b``, from :func:`ovn_cvx.objective`; NaN without a solution.
+    status : str
+        The solver's own verdict; only "optimal" counts as ``success``.
+    method : str
+        The method that solved the problem.
+    solver : str
+        The solver (back end) that solved the problem.
+    solve_time : float
+        Seconds spent solving.
+    compile_time : float, default=0.0
+        Seconds spent building the problem for the solver (CVXPY's compilation).
+    iterations : int or None, default=None
+        Iterations the solver reported, if any.
+    history : ndarray or None, default=None
+        Per-iteration values the solver recorded, if any.
+    gap_bound : float, default=inf
+        A proven upper bound on F − F* (docs/theory.md §6); inf when none.
+    relative_gap_bound : float, default=inf
+        ``gap_bound`` / max(1, |F|).
+    dual_objective : float, default=nan
+        D(μ) at the dual-feasible point behind the bound; NaN when none.
+    gap_tol : float or None, default=None
+        The tolerance on ``relative_gap_bound`` the status was judged against (None: not judged).
+    form : str or None, default=None
+        The structured form that solved the problem ("primal", "pair", "matrix-free"; None for other methods).
+    finish : str or None, default=None
+        The strategy that produced the answer (e.g. "interior", "interior + polish", "polish", "mm",
+        "newton-cg").
+    dual : ndarray of shape (N, K) or None, default=None
+        The signed dual point M = Y∘μ behind the bound, or None.
+    info : dict, default={}
+        Free-form extras of the back end (counters, its own values).
     """
 
     problem: Problem | None
@@ -181,13 +223,36 @@ class SolveResult:
 
     def decision_function(self, X_new) -> np.ndarray:
         """f_k(x) for every row of X_new, shape (n, K): X_new W + 1bᵀ or κ(X_new, X_S) A_S + 1bᵀ over the training
-        rows S with nonzero coefficients (the others add exact zeros)."""
+        rows S with nonzero coefficients (the others add exact zeros).
+
+        Parameters
+        ----------
+        X_new : array-like or sparse matrix of shape (n, M)
+            New patterns (dense, or sparse CSR/CSC: never densified); for a precomputed kernel the (n, N) kernel
+            matrix against the training patterns.
+
+        Returns
+        -------
+        ndarray of shape (n, K)
+            The decision values.
+        """
         return self.predictor.decision_function(X_new)
 
     def slim(self, feature_map=None) -> "SolveResult":
         """A copy without the training problem (its data, Gram matrix and factor): the report, ``coef``, ``b`` and
         the :class:`Predictor`. ``feature_map``: a fitted transformer whose output the problem's X was (then
-        ``decision_function`` takes the transformer's input)."""
+        ``decision_function`` takes the transformer's input).
+
+        Parameters
+        ----------
+        feature_map : transformer or None, default=None
+            A fitted transformer whose output the problem's X was; None when X was used as given.
+
+        Returns
+        -------
+        SolveResult
+            The copy, with ``problem`` None.
+        """
         slim = replace(self, problem=None)
         if self.has_solution:
             slim._predictor = Predictor.from_solution(self.problem, self.coef, self.b, feature_map)

@@ -17,6 +17,20 @@ def solve(problem: Problem, method: str = "cvxpy", **options) -> SolveResult:
     proven bound on F − F* behind every "optimal"; options of :func:`ovn_cvx.solvers.mm.solve_mm`). method="smo":
     dual decomposition as libsvm's, kernel rows on demand, the same proven bound (options of
     :func:`ovn_cvx.solvers.smo.solve_smo`).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem to solve.
+    method : {"cvxpy", "mm", "smo"}, default="cvxpy"
+        The solver family.
+    **options : dict
+        Options of the method, as above.
+
+    Returns
+    -------
+    SolveResult
+        The solution and the solver's report.
     """
     check_instance("problem", problem, Problem)
     if method == "cvxpy":

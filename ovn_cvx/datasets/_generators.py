@@ -38,6 +38,15 @@ def make_unseen_labelset(n_samples: int = 40, *, noise: float = 0.3, random_stat
     vectors and shrinks the [0, 1] region) and on the geometry; see the README ("Datasets") for the
     measured range of α.
 
+    Parameters
+    ----------
+    n_samples : int, default=40
+        The number of patterns (at least 2).
+    noise : float, default=0.3
+        The standard deviation of the Gaussian clusters; 0 puts every pattern on its cluster's centre.
+    random_state : int, RandomState instance or None, default=None
+        The seed or generator of the draws.
+
     Returns
     -------
     X : ndarray of shape (n_samples, 2)
@@ -69,6 +78,17 @@ def make_hourglass(n_samples: int = 200, *, margin: float = 0.05, noise: float =
     polynomial x₂² − x₁²) is needed. The classes are balanced in expectation (equal areas).
 
     Returns ``X`` (n_samples, 2) and ``y`` (n_samples,) int in {0, 1}.
+
+    Parameters
+    ----------
+    n_samples : int, default=200
+        The number of patterns.
+    margin : float, default=0.05
+        The half-width of the gap around the diagonals, at most ``HOURGLASS_MAX_MARGIN``.
+    noise : float, default=0.0
+        The standard deviation of the Gaussian noise added to the patterns.
+    random_state : int, RandomState instance or None, default=None
+        The seed or generator of the draws.
     """
     n_samples = check_number("n_samples", n_samples, low=1, integer=True)
     margin = check_number("margin", margin, low=0)
@@ -93,7 +113,17 @@ def make_hourglass(n_samples: int = 200, *, margin: float = 0.05, noise: float =
 
 def make_moons(n_samples: int = 200, *, noise: float = 0.1, random_state=None):
     """scikit-learn's two interleaving half circles (:func:`sklearn.datasets.make_moons`), the paper's
-    "moons" illustration. Returns ``X`` (n_samples, 2) and ``y`` (n_samples,) int in {0, 1}."""
+    "moons" illustration. Returns ``X`` (n_samples, 2) and ``y`` (n_samples,) int in {0, 1}.
+
+    Parameters
+    ----------
+    n_samples : int, default=200
+        The number of patterns (at least 2).
+    noise : float, default=0.1
+        The standard deviation of the Gaussian noise added to the patterns.
+    random_state : int, RandomState instance or None, default=None
+        The seed or generator of the draws.
+    """
     n_samples = check_number("n_samples", n_samples, low=2, integer=True)
     return sklearn.datasets.make_moons(n_samples=n_samples, noise=check_number("noise", noise, low=0),
                                        random_state=random_state)
@@ -108,6 +138,17 @@ def make_linear(n_samples: int = 100, *, n_features: int = 2, flip: float = 0.0,
     ``flip == 0``. The hyperplane is returned so that tests can compare with it.
 
     Returns ``X`` (n_samples, n_features), ``y`` (n_samples,) int in {0, 1}, ``v`` (n_features,) and ``c``.
+
+    Parameters
+    ----------
+    n_samples : int, default=100
+        The number of patterns.
+    n_features : int, default=2
+        The number of features.
+    flip : float, default=0.0
+        The fraction of labels flipped, in [0, 1].
+    random_state : int, RandomState instance or None, default=None
+        The seed or generator of the draws.
     """
     n_samples = check_number("n_samples", n_samples, low=1, integer=True)
     n_features = check_number("n_features", n_features, low=1, integer=True)
@@ -145,6 +186,21 @@ def make_parallel(n_samples: int = 100, *, n_features: int = 2, separation: floa
     ``separation`` (then the SVM's C matters).
 
     Returns ``X`` (n_samples, n_features) and ``y`` (n_samples,) int in {0, 1}; ``n_samples`` must be even.
+
+    Parameters
+    ----------
+    n_samples : int, default=100
+        The number of patterns; must be even.
+    n_features : int, default=2
+        The number of features.
+    separation : float, default=3.0
+        The distance between the two class centres.
+    noise : float, default=0.5
+        The standard deviation of the Gaussian draws of class 0.
+    offset : array-like of shape (n_features,) or None, default=None
+        The vector every pattern is moved by; None is the zero vector.
+    random_state : int, RandomState instance or None, default=None
+        The seed or generator of the draws.
     """
     n_samples = check_number("n_samples", n_samples, low=2, integer=True)
     if n_samples % 2:
@@ -181,7 +237,23 @@ def make_data(kind: str = "multiclass", n_samples: int = 60, n_features: int = 4
 
     "multiclass": one-hot rows. "multilabel": each sample is drawn near the mean of 1 or 2 class
     centres and labelled with those classes; the last sample gets no label (allowed, docs/theory.md §1).
-    A toy kind ignores ``n_features``, ``n_classes`` and ``separation`` (its data are 2-D, K = 2)."""
+    A toy kind ignores ``n_features``, ``n_classes`` and ``separation`` (its data are 2-D, K = 2).
+
+    Parameters
+    ----------
+    kind : str, default="multiclass"
+        ``"multiclass"``, ``"multilabel"`` or a key of ``TOYS``.
+    n_samples : int, default=60
+        The number of patterns.
+    n_features : int, default=4
+        The number of features (blobs only).
+    n_classes : int, default=3
+        The number of classes K (blobs only).
+    seed : int, default=0
+        The seed of the draws.
+    separation : float, default=1.5
+        The scale of the random class centres (blobs only).
+    """
     if kind in TOYS:
         X, y = TOYS[kind](n_samples, seed)
         return X, (np.asarray(y, dtype=float) if np.ndim(y) == 2 else label_indicator(y)[1])
@@ -217,6 +289,21 @@ def make_sparse_multilabel(n_samples: int = 1000, *, n_features: int = 5000, n_c
 
     Returns ``X``, a CSR matrix (n_samples, n_features) of word counts (float64), and ``Y``, the (n_samples,
     n_classes) 0/1 label matrix (every class present when n_samples is large enough; not guaranteed).
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+        The number of documents.
+    n_features : int, default=5000
+        The size of the vocabulary.
+    n_classes : int, default=20
+        The number of labels (at least 2).
+    n_labels : float, default=2.0
+        The mean of the Poisson number of labels of a document (at least 1).
+    length : float, default=100.0
+        The mean of the Poisson number of words of a document (positive).
+    random_state : int, RandomState instance or None, default=None
+        The seed or generator of the draws.
     """
     n_samples = check_number("n_samples", n_samples, low=1, integer=True)
     n_features = check_number("n_features", n_features, low=1, integer=True)

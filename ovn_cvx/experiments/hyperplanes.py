@@ -206,6 +206,32 @@ def measure_hyperplanes(X, y, alphas=None, *, beta: float = 1.0, solver: str = "
 
     ``X_test`` defaults to :func:`sample_box` (``n_test`` points, ``random_state``). With ``return_fits`` the
     result is (table, fits), the fits for :func:`plot_hyperplanes`. Other arguments as in :func:`fit_hyperplanes`.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, M)
+        Patterns of a two-class set.
+    y : array-like of shape (n,)
+        Labels of the two classes.
+    alphas : sequence of float or None, default=None
+        The values of α; None uses ``ALPHAS``.
+    beta : float, default=1.0
+        The hinge weight β > 0.
+    solver : str, default="mm"
+        The ``solver`` of the OvN estimator.
+    X_test : array-like of shape (n_test, M) or None, default=None
+        The points the predictions and distances are compared on; None samples them with :func:`sample_box`.
+    n_test : int, default=2000
+        The number of points sampled when ``X_test`` is None.
+    random_state : int, default=0
+        The seed of the sampled points.
+    return_fits : bool, default=False
+        Whether to return the fits too.
+
+    Returns
+    -------
+    DataFrame or tuple of (DataFrame, list of HyperplaneFit)
+        The table, and with ``return_fits`` the fits.
     """
     fits = fit_hyperplanes(X, y, alphas, beta=beta, solver=solver)
     if X_test is None:

@@ -149,7 +149,18 @@ CLAIMS = (
 
 
 def paper_numbers(table: str | None = None) -> list[PaperNumber]:
-    """The paper's numbers, of one table ("A" … "D") or all."""
+    """The paper's numbers, of one table ("A" … "D") or all.
+
+    Parameters
+    ----------
+    table : {"A", "B", "C", "D"} or None, default=None
+        The table; None for all.
+
+    Returns
+    -------
+    list of PaperNumber
+        The numbers.
+    """
     if table is not None and table not in TABLE_OF:
         raise ValueError(f"table must be one of {sorted(TABLE_OF)}, got {table!r}")
     return [p for p in PAPER_NUMBERS if table is None or p.table == table]

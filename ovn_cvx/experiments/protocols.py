@@ -39,7 +39,18 @@ TASKS = ("multiclass", "multilabel", "binary")
 
 
 def sigma_to_gamma(sigma: float) -> float:
-    """exp(−‖x−y‖²/(2σ²)) = exp(−gamma‖x−y‖²)  ⇔  gamma = 1/(2σ²)."""
+    """exp(−‖x−y‖²/(2σ²)) = exp(−gamma‖x−y‖²)  ⇔  gamma = 1/(2σ²).
+
+    Parameters
+    ----------
+    sigma : float
+        The Gaussian kernel's width σ > 0.
+
+    Returns
+    -------
+    float
+        gamma = 1/(2σ²).
+    """
     if not sigma > 0:
         raise ValueError(f"sigma must be > 0, got {sigma}")
     return 1.0 / (2.0 * sigma * sigma)
@@ -82,6 +93,15 @@ class Grid:
     ``sigma_factors`` multiply σ₀ of :func:`reference_sigma`. Default: β·κ₀ = 2⁻³, 2⁻¹, …, 2⁹ (C·κ₀ = 2⁻⁴ … 2⁸,
     the libsvm guide's range in steps of 4), σ/σ₀ = ¼ … 4 (gamma from 16× to 1/16× scikit-learn's "scale"), and
     α = 0, ½, 0.9 (0.5–0.9: the paper's appendix range [1, 2) in our constants, docs/theory.md §2).
+
+    Parameters
+    ----------
+    beta : tuple of float, default=(0.125, 0.5, 2.0, 8.0, 32.0, 128.0, 512.0)
+        The values of β·κ₀, positive.
+    sigma_factors : tuple of float, default=(0.25, 0.5, 1.0, 2.0, 4.0)
+        The values of σ/σ₀, positive.
+    alpha : tuple of float, default=(0.0, 0.5, 0.9)
+        The values of OvN's α.
     """
 
     beta: tuple[float, ...] = (0.125, 0.5, 2.0, 8.0, 32.0, 128.0, 512.0)
@@ -258,6 +278,34 @@ def evaluate(estimator, param_grid: dict, X, y, *, task: str, folds: int = 3, se
 
     Fits that raise are scored NaN (``error_score=np.nan``) and counted in ``failed_fits``; they never
     count as successes, and a NaN mean means the method failed on some fold.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The scikit-learn estimator tuned.
+    param_grid : dict
+        The grid of :class:`~sklearn.model_selection.GridSearchCV`.
+    X : array-like of shape (n, M)
+        Patterns.
+    y : array-like of shape (n,) or (n, K)
+        Labels, or the label indicator matrix of a multilabel task.
+    task : {"multiclass", "binary", "multilabel"}
+        The task; it selects the metrics and the splitter (stratified except for multilabel).
+    folds : int, default=3
+        The number of cross-validation folds (outer and inner).
+    seed : int, default=0
+        The seed of the outer splits; the inner splits use ``seed + 1``.
+    nested : bool, default=True
+        Whether to run the nested protocol.
+    n_jobs : int, default=1
+        The number of joblib workers of the searches.
+    paper : bool, default=True
+        Whether to run the paper protocol.
+
+    Returns
+    -------
+    Evaluation
+        The scores of each protocol, the chosen parameters and models, the failed fits and the time.
     """
     if not (paper or nested):
         raise ValueError("evaluate needs at least one protocol: paper=False requires nested=True")

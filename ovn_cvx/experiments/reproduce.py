@@ -78,8 +78,24 @@ def reproduce(config: ReproduceConfig, out_dir, *, ovn_class=None, progress=prin
     run in ``out_dir`` instead of being refitted (it must have the same configuration, but for ``n_jobs`` and the
     selection); the verdicts, claims and report are computed anew.
 
-    Returns {"tables": {name: DataFrame}, "verdicts": DataFrame, "claims": DataFrame, "measurements": dict,
-    "figures": [paths] or a message, "report": path, "seconds": float}.
+    Parameters
+    ----------
+    config : ReproduceConfig
+        The configuration of the run.
+    out_dir : str or path-like
+        The output directory.
+    ovn_class : type or None, default=None
+        The estimator class fitted as OvN; None uses :class:`~ovn_cvx.OvNClassifier`.
+    progress : callable, default=print
+        Called with each progress message.
+    reuse : sequence of str, default=()
+        The tables taken from the earlier run in ``out_dir``.
+
+    Returns
+    -------
+    dict
+        {"tables": {name: DataFrame}, "verdicts": DataFrame, "claims": DataFrame, "measurements": dict,
+        "figures": [paths] or a message, "report": path, "seconds": float}.
     """
     reuse = _check_selection(config, reuse)
     out = Path(out_dir)

@@ -90,6 +90,34 @@ def support_vector_path(X, y, kernel: str, *, beta_factors, alphas, ovn_class, f
     number at the bound; accuracies are the mean over ``folds`` stratified folds (the tables' splits of ``seed``);
     ``fewer``: :func:`fewer`; ``accuracy_se`` and ``accurate``: :func:`accurate`. ``ovn_class`` is the estimator class
     (:class:`~ovn_cvx.OvNClassifier` or a stand-in with its parameters).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, M)
+        Patterns of a two-class set.
+    y : array-like of shape (n,)
+        Labels of the two classes.
+    kernel : str
+        The kernel of both estimators.
+    beta_factors : sequence of float
+        The values of β·κ₀.
+    alphas : sequence of float
+        The values of OvN's α.
+    ovn_class : type
+        The estimator class fitted as OvN.
+    folds : int, default=3
+        The number of stratified folds of the accuracies.
+    seed : int, default=0
+        The seed of the folds.
+    solver : str or None, default="mm"
+        The ``solver`` of the OvN estimator; None keeps the class's default.
+    dataset : str, default=""
+        The data set's name, recorded in the rows.
+
+    Returns
+    -------
+    DataFrame
+        One row per (β, α).
     """
     X, y = np.asarray(X, dtype=float), np.asarray(y)
     if np.unique(y).size != 2:

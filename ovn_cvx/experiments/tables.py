@@ -116,6 +116,39 @@ class ReproduceConfig:
     patterns are rerun under the paper protocol with the shuffle seeds seed + 1, …, seed + band_seeds − 1 (the
     toys and the synthetic set are also redrawn) to measure the band that seed and protocol explain
     (:mod:`.verdicts`).
+
+    Parameters
+    ----------
+    seed : int, default=0
+        The main seed.
+    folds : int, default=3
+        The number of cross-validation folds.
+    grid : Grid, default=Grid()
+        The hyperparameter grid.
+    max_samples : int or None, default=None
+        Every data set is subsampled to at most this many patterns; None keeps them whole.
+    kernels : tuple of str, default=("linear", "rbf")
+        The kernels.
+    tables : tuple of str, default=TABLES
+        The tables run.
+    datasets : tuple of str or None, default=None
+        The data sets run; None for every data set of the selected tables.
+    ovn_variant : str, default="SwHb"
+        The OvN variant.
+    ovn_solver : str or None, default="mm"
+        The ``solver`` of the OvN estimator (a CVXPY solver name, or "mm").
+    nested : bool, default=True
+        Whether to run the nested protocol (main seed).
+    raw : bool, default=False
+        No ``StandardScaler`` anywhere; by default every non-toy set is standardised.
+    band_seeds : int, default=5
+        The number of seeds of the band, the main one included (at least 1).
+    band_max_samples : int, default=1000
+        Data sets with at most this many patterns are rerun with the band's seeds.
+    n_jobs : int, default=1
+        The number of joblib workers of the searches.
+    quick : bool, default=False
+        Whether this is the quick configuration (recorded in the report).
     """
 
     seed: int = 0
@@ -142,13 +175,35 @@ class ReproduceConfig:
 
     @classmethod
     def quick_config(cls, **overrides):
-        """Small grids, subsampled data, two seeds: finishes in a few minutes on 2 cores."""
+        """Small grids, subsampled data, two seeds: finishes in a few minutes on 2 cores.
+
+        Parameters
+        ----------
+        **overrides : dict
+            Fields that replace the quick configuration's.
+
+        Returns
+        -------
+        ReproduceConfig
+            The quick configuration.
+        """
         base = cls(grid=Grid(beta=(0.5, 32.0), sigma_factors=(1.0,), alpha=(0.0, 0.5)), max_samples=90,
                    band_seeds=2, quick=True)
         return replace(base, **overrides)
 
     def seeds_for(self, n_samples: int) -> tuple[int, ...]:
-        """The seeds a data set of this size is run with (the main one first)."""
+        """The seeds a data set of this size is run with (the main one first).
+
+        Parameters
+        ----------
+        n_samples : int
+            The number of patterns of the data set.
+
+        Returns
+        -------
+        tuple of int
+            ``band_seeds`` seeds from ``seed`` when ``n_samples`` ≤ ``band_max_samples``, else ``seed`` alone.
+        """
         count = self.band_seeds if n_samples <= self.band_max_samples else 1
         return tuple(self.seed + i for i in range(count))
 
@@ -201,7 +256,26 @@ def selected_specs(table: str, config: ReproduceConfig) -> list[DatasetSpec]:
 
 def run_table(table: str, config: ReproduceConfig, *, ovn_class=None, progress=print):
     """Rows of one table (one per seed × data set × kernel × method × metric) and the refitted 2-D models of the
-    main seed (for the figures)."""
+    main seed (for the figures).
+
+    Parameters
+    ----------
+    table : str
+        The table, one of ``TABLES``.
+    config : ReproduceConfig
+        The configuration of the run.
+    ovn_class : type or None, default=None
+        The estimator class fitted as OvN; None uses :class:`~ovn_cvx.OvNClassifier`.
+    progress : callable, default=print
+        Called with each progress message.
+
+    Returns
+    -------
+    rows : DataFrame
+        The rows of the table.
+    panels : dict
+        The refitted 2-D models, for the figures.
+    """
     if table not in TABLES:
         raise ValueError(f"table must be one of {TABLES}, got {table!r}")
     rows, panels = [], {}
@@ -316,7 +390,20 @@ def band_text(rows: pd.DataFrame, folds: int) -> str:
 def to_markdown(df: pd.DataFrame, folds: int = 3) -> str:
     """One Markdown table: a row per data set × kernel × method; per metric the paper's number, the main
     seed's paper protocol (best mean over the grid ± fold sd) and nested CV (mean ± sd over the outer folds),
-    and the band over seeds and protocols (:class:`~.verdicts.Band`)."""
+    and the band over seeds and protocols (:class:`~.verdicts.Band`).
+
+    Parameters
+    ----------
+    df : DataFrame
+        The result rows of the tables.
+    folds : int, default=3
+        The number of cross-validation folds, for the bands.
+
+    Returns
+    -------
+    str
+        The Markdown table, or "(no rows)" for an empty table.
+    """
     if df.empty:
         return "(no rows)\n"
     metrics = list(dict.fromkeys(df["metric"]))
@@ -355,7 +442,20 @@ def to_markdown(df: pd.DataFrame, folds: int = 3) -> str:
 
 def summary_markdown(df: pd.DataFrame, metric: str) -> str:
     """Compact view of one metric: a row per data set × kernel, per method the main seed's "paper protocol /
-    nested CV" (means) and the paper's number beside it."""
+    nested CV" (means) and the paper's number beside it.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The result rows of the tables.
+    metric : str
+        The metric shown.
+
+    Returns
+    -------
+    str
+        The Markdown table, or "(no rows)" when no row has the metric.
+    """
     d = df[df["metric"] == metric]
     if d.empty:
         return "(no rows)\n"

@@ -41,7 +41,21 @@ HOLDS = {REPRODUCED: "holds", ABOVE: "fails", BELOW: "fails", NOT_COMPARABLE: "c
 
 @dataclass(frozen=True)
 class Band:
-    """Our numbers for one cell: their mean, and the interval [lo, hi] that seed and protocol spread explain."""
+    """Our numbers for one cell: their mean, and the interval [lo, hi] that seed and protocol spread explain.
+
+    Parameters
+    ----------
+    mean : float
+        The mean of our numbers.
+    lo : float
+        The lower end of the band.
+    hi : float
+        The upper end of the band.
+    n_seeds : int
+        The number of seeds behind the numbers.
+    widened_by : float, default=0.0
+        The fold standard error added on each side (one seed only).
+    """
 
     mean: float
     lo: float
@@ -54,6 +68,21 @@ class Band:
         """The band of the rows of one cell (one row per seed); None when no number is finite.
 
         ``values`` are the columns that enter the band (the two protocols; the per-metric best for evidence).
+
+        Parameters
+        ----------
+        rows : DataFrame
+            The rows of one cell, one per seed.
+        folds : int
+            The number of cross-validation folds: with one seed, the band is widened by the largest fold standard
+            deviation over √folds.
+        values : tuple of str, default=("paper_protocol", "nested")
+            The columns that enter the band.
+
+        Returns
+        -------
+        Band or None
+            The band, or None when no number is finite.
         """
         numbers = rows[list(values)].to_numpy(float).ravel()
         numbers = numbers[np.isfinite(numbers)]
@@ -87,7 +116,22 @@ def _interval(number: PaperNumber, half_unit: float | None) -> tuple[float, floa
 
 def verdict(number: PaperNumber, band: Band | None, half_unit: float | None = None) -> str:
     """The verdict of one paper number against our band (see the module docstring); ``half_unit`` replaces the
-    printed number's own half unit of its last digit (a sensitivity reading)."""
+    printed number's own half unit of its last digit (a sensitivity reading).
+
+    Parameters
+    ----------
+    number : PaperNumber
+        The paper's number.
+    band : Band or None
+        Our band; None when the cell was not run.
+    half_unit : float or None, default=None
+        The half width of the paper's interval; None uses the printed number's own.
+
+    Returns
+    -------
+    str
+        The verdict.
+    """
     if number.not_comparable is not None or not number.numeric:
         return NOT_COMPARABLE
     if band is None:
@@ -201,7 +245,22 @@ def assess(results: pd.DataFrame, folds: int, numbers) -> pd.DataFrame:
     """One row per paper number: where it is, the paper's text, our main-seed numbers (paper protocol / nested),
     the band (also as ``band_lo``, ``band_hi``), the verdict, its :func:`margin` and whether it is ``sensitive``
     (margin < ``SENSITIVE``), the verdict with two-decimal numbers read as three-decimal ones
-    (``verdict_three_digits``) and the measured evidence."""
+    (``verdict_three_digits``) and the measured evidence.
+
+    Parameters
+    ----------
+    results : DataFrame
+        The result rows of the tables (as ``results.csv`` of :func:`reproduce`).
+    folds : int
+        The number of cross-validation folds, for the one-seed widening of the bands.
+    numbers : iterable of PaperNumber
+        The paper's numbers assessed.
+
+    Returns
+    -------
+    DataFrame
+        One row per paper number.
+    """
     out = []
     main_rows = results[results["evidence_for"].isna()] if len(results) else results
     for number in numbers:
@@ -271,6 +330,23 @@ def check_claims(results: pd.DataFrame, folds: int, claims, measurements: dict |
     ``measurements``: the claims' own measurements beside the tables, ``"hyperplanes"`` (set name → the table of
     :func:`.hyperplanes.measure_hyperplanes`) and ``"support_vectors"`` (the rows of
     :func:`.support_vectors.support_vector_path`); a missing one gives "not run".
+
+    Parameters
+    ----------
+    results : DataFrame
+        The result rows of the tables (as ``results.csv`` of :func:`reproduce`).
+    folds : int
+        The number of cross-validation folds of the results; accepted as by :func:`assess`, not used by the
+        checks.
+    claims : iterable of Claim
+        The qualitative claims checked.
+    measurements : dict or None, default=None
+        The claims' own measurements, by kind; None for none.
+
+    Returns
+    -------
+    DataFrame
+        Columns table, claim, scope, ours, verdict.
     """
     measurements = measurements or {}
     out = []

@@ -25,7 +25,25 @@ PARAMETRIZATIONS = ("eigen", "coef")
 
 @dataclass
 class Formulation:
-    """A CVXPY problem for one OvN problem; ``update`` changes α, β, γ without recompiling."""
+    """A CVXPY problem for one OvN problem; ``update`` changes α, β, γ without recompiling.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose hyperparameters the CVXPY parameters hold.
+    parametrization : str or None
+        The parametrization of a kernel problem ("eigen" or "coef"); None for a linear one.
+    cvx : cvxpy.Problem
+        The CVXPY problem.
+    Z : cvxpy.Variable
+        The coefficient variable, in the parametrization.
+    b : cvxpy.Variable
+        The bias variable.
+    parameters : dict
+        The CVXPY parameters of the hyperparameters, by name.
+    to_coef : callable
+        Maps a value of ``Z`` to the reported coefficients.
+    """
 
     problem: Problem
     parametrization: str | None  # of a kernel problem; None for a linear one
@@ -36,7 +54,13 @@ class Formulation:
     to_coef: Callable[[np.ndarray], np.ndarray]
 
     def update(self, problem: Problem) -> None:
-        """Take the hyperparameters of ``problem`` (same data, e.g. from ``Problem.replace``)."""
+        """Take the hyperparameters of ``problem`` (same data, e.g. from ``Problem.replace``).
+
+        Parameters
+        ----------
+        problem : Problem
+            A problem with the same data and variant.
+        """
         if problem.X is not self.problem.X or problem.variant != self.problem.variant:
             raise ValueError("update() needs a problem with the same data and variant "
                              "(use Problem.replace); build a new formulation otherwise")
@@ -52,7 +76,20 @@ class Formulation:
 
 
 def build(problem: Problem, parametrization: str | None = None) -> Formulation:
-    """The CVXPY problem of ``problem``; a kernel problem in the given parametrization (default "eigen")."""
+    """The CVXPY problem of ``problem``; a kernel problem in the given parametrization (default "eigen").
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem.
+    parametrization : {"eigen", "coef"} or None, default=None
+        The parametrization of a kernel problem; must be None for a linear one.
+
+    Returns
+    -------
+    Formulation
+        The compiled-once CVXPY problem.
+    """
     if not problem.is_kernel:
         if parametrization is not None:
             raise ValueError(f"parametrization={parametrization!r} applies to kernel problems only; a linear "

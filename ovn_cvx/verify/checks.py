@@ -79,7 +79,17 @@ INVARIANT_SLACK = 1e-8
 @dataclass
 class CheckResult:
     """Outcome of one check: ``deviations`` maps a measure to (measured value, tolerance);
-    ``passed`` is True when every value is ≤ its tolerance (NaN fails). ``details`` holds the context."""
+    ``passed`` is True when every value is ≤ its tolerance (NaN fails). ``details`` holds the context.
+
+    Parameters
+    ----------
+    name : str
+        The check's name.
+    deviations : dict, default={}
+        Measure name → (measured value, tolerance).
+    details : dict, default={}
+        Context of the check (values it compared, counts).
+    """
 
     name: str
     deviations: dict = field(default_factory=dict)
@@ -141,7 +151,22 @@ def reference_agreement(result: SolveResult, reference: SolveResult, *,
                         tol: Tolerance | None = None) -> CheckResult:
     """``result`` against ``reference`` (same problem): relative objective gap |F − F_ref|/max(1, |F_ref|)
     from the exact evaluator, max |Δf| on the training set, hard-constraint residuals (``tol``: objective,
-    decision, constraints), and the reported objective against the exact evaluator's."""
+    decision, constraints), and the reported objective against the exact evaluator's.
+
+    Parameters
+    ----------
+    result : SolveResult
+        The solution checked.
+    reference : SolveResult
+        A solution of the same problem to compare with.
+    tol : Tolerance or None, default=None
+        The tolerances of the comparisons; None uses the default ``Tolerance()``.
+
+    Returns
+    -------
+    CheckResult
+        The measured deviations, each with its tolerance, and the details.
+    """
     _require_solution(result, "result")
     _require_solution(reference, "reference")
     tol = _tolerance(tol, Tolerance())
@@ -168,7 +193,22 @@ def reference_agreement(result: SolveResult, reference: SolveResult, *,
 
 def kkt_check(result: SolveResult, *, tol: float = KKT_TOL, constraint_tol: float = CONSTRAINT_TOL) -> CheckResult:
     """The §6 certificate of ``result``: every relative KKT residual ≤ ``tol``, hard constraints
-    ≤ ``constraint_tol``."""
+    ≤ ``constraint_tol``.
+
+    Parameters
+    ----------
+    result : SolveResult
+        The solution checked.
+    tol : float, default=KKT_TOL
+        The tolerance on every relative KKT residual.
+    constraint_tol : float, default=CONSTRAINT_TOL
+        The tolerance on every hard-constraint residual.
+
+    Returns
+    -------
+    CheckResult
+        The measured deviations, each with its tolerance, and the details.
+    """
     _require_solution(result, "result")
     cert = kkt_certificate(result.problem, result.coef, result.b)
     check = CheckResult("kkt", details={"margin_band": cert.margin_band, "n_margin": cert.n_margin,
@@ -185,6 +225,18 @@ def invariants(result: SolveResult, *, slack: float = INVARIANT_SLACK) -> CheckR
     * 0 ≤ F* ≤ Σ_p c_p (W = 0, b = 0 is feasible for every variant);
     * soft b: F* ≤ γK² + 2 Σ_{p: y_p=−1} c_p (W = 0, b = 1), i.e. γK² when every y_p = +1;
     * soft b with every y_p = +1: Σ_k b_k = m/(2γ) ≥ 0.
+
+    Parameters
+    ----------
+    result : SolveResult
+        The solution checked.
+    slack : float, default=INVARIANT_SLACK
+        The relative slack of every comparison.
+
+    Returns
+    -------
+    CheckResult
+        The measured deviations, each with its tolerance, and the details.
     """
     _require_solution(result, "result")
     problem = result.problem
@@ -221,6 +273,32 @@ def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResul
     ``result`` (a solution of ``binary_problem(X, y, beta, kernel, **kernel_params)``) is solved with
     ``solver`` when not given. The factor 2 of C is only visible when some support vector is at its bound
     (non-separable data or small β): ``details["bounded_sv"]`` says whether it was.
+
+    Parameters
+    ----------
+    X : array-like of shape (N, M)
+        Patterns.
+    y : array-like of shape (N,)
+        Labels of exactly two classes.
+    beta : float
+        The hinge weight β; SVC's C is β/2.
+    kernel : str, default="linear"
+        The kernel, for both the problem and ``SVC``.
+    result : SolveResult or None, default=None
+        A solution of ``binary_problem(X, y, beta, kernel, **kernel_params)``; None solves it with ``solver``.
+    solver : str, default="CLARABEL"
+        The solver used when ``result`` is None.
+    tol : Tolerance or None, default=None
+        The tolerances of the comparisons; None uses the default ``Tolerance()`` (linear) or ``BINARY_TOL_KERNEL``.
+    svc_tol : float, default=1e-10
+        The ``tol`` of the ``SVC`` fit.
+    **kernel_params : dict
+        Kernel parameters (``gamma``, ``degree``, ``coef0``), for both the problem and ``SVC``.
+
+    Returns
+    -------
+    CheckResult
+        The measured deviations, each with its tolerance, and the details.
     """
     problem = binary_problem(X, y, beta, kernel, **kernel_params)
     if result is None:
@@ -267,7 +345,26 @@ def linear_kernel_consistency(problem: Problem, *, results: tuple | None = None,
     W = XᵀA tightly (W is unique), decision values loosely (b may be non-unique).
 
     ``results`` = (linear result, kernel result) of ``problem`` and ``linear_kernel_problem(problem)``;
-    solved with ``solver`` (and ``solver_options``) when not given."""
+    solved with ``solver`` (and ``solver_options``) when not given.
+
+    Parameters
+    ----------
+    problem : Problem
+        A problem with ``kernel="linear"``.
+    results : tuple of SolveResult or None, default=None
+        The linear and the kernel result; None solves both.
+    solver : str, default="CLARABEL"
+        The solver used when ``results`` is None.
+    solver_options : dict or None, default=None
+        Keyword arguments of :func:`ovn_cvx.solve` used when ``results`` is None.
+    tol : Tolerance or None, default=None
+        The tolerances of the comparisons; None uses the default ``Tolerance()``.
+
+    Returns
+    -------
+    CheckResult
+        The measured deviations, each with its tolerance, and the details.
+    """
     check_instance("problem", problem, Problem)
     kernel_problem = linear_kernel_problem(problem)
     if results is None:
@@ -291,7 +388,22 @@ def linear_kernel_consistency(problem: Problem, *, results: tuple | None = None,
 def badly_scaled_gram_consistency(problem: Problem, scale: float = 1e6, **options) -> CheckResult:
     """:func:`linear_kernel_consistency` after multiplying the first feature by ``scale`` (docs/theory.md §4.2,
     §9.9): the Gram matrix's eigenvalues then span ~scale², and a kernel factorization that drops directions above
-    round-off changes the problem. Tolerances: ``SCALED_GRAM_TOL``; ``options`` as for the unscaled check."""
+    round-off changes the problem. Tolerances: ``SCALED_GRAM_TOL``; ``options`` as for the unscaled check.
+
+    Parameters
+    ----------
+    problem : Problem
+        A problem with ``kernel="linear"``.
+    scale : float, default=1e6
+        The positive factor of the first feature.
+    **options : dict
+        Keyword arguments of :func:`linear_kernel_consistency` (``solver``, ``solver_options``, ``results``).
+
+    Returns
+    -------
+    CheckResult
+        The measured deviations, each with its tolerance, and the details.
+    """
     check_instance("problem", problem, Problem)
     factors = np.ones(problem.n_features)
     factors[0] = check_number("scale", scale, low=0, strict=True)
@@ -306,7 +418,26 @@ def bias_limit(problem: Problem, bias_penalties=(10.0, 100.0, 1000.0), *, solver
                rate_tol: float = 1e-2, slack: float = INVARIANT_SLACK) -> CheckResult:
     """Soft b with growing γ against hard b (same w-variant): at every γ, 0 ≤ F*_H − F*_γ ≤ m_H²/(4γ) and
     2γ Σb(γ) = m_γ (both exact, see the module docstring); at the largest γ, γ(F*_H − F*_γ)/(m_H²/4) and
-    2γΣb/m_H within ``rate_tol`` of 1 (the 1/γ rate). m_H and m_γ come from the KKT certificate."""
+    2γΣb/m_H within ``rate_tol`` of 1 (the 1/γ rate). m_H and m_γ come from the KKT certificate.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose w-variant is used, with hard and with soft biases.
+    bias_penalties : sequence of float, default=(10.0, 100.0, 1000.0)
+        The positive values of γ tried.
+    solver : str, default="CLARABEL"
+        The solver of every solve.
+    rate_tol : float, default=1e-2
+        The tolerance of the two rates at the largest γ.
+    slack : float, default=INVARIANT_SLACK
+        The slack of the two gap inequalities 0 ≤ F*_H − F*_γ ≤ m_H²/(4γ) at every γ.
+
+    Returns
+    -------
+    CheckResult
+        The measured deviations, each with its tolerance, and the details.
+    """
     check_instance("problem", problem, Problem)
     gammas = np.sort(np.asarray(bias_penalties, dtype=float))
     if gammas.size == 0 or (gammas <= 0).any():

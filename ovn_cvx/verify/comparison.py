@@ -140,7 +140,26 @@ def register_method(name: str, function: Callable, *, tolerance: Tolerance | Non
     """Make ``function(problem, **options)`` (returning a SolveResult or (coef, b, status)) the method ``name`` of
     :func:`compare`, :func:`~ovn_cvx.verify.run_suite` and the CLI; judged like every other method, with the
     high-accuracy tolerances unless ``tolerance`` is given, and run in a worker process that is stopped after
-    ``time_limit`` seconds on one problem. Returns the :class:`Method`."""
+    ``time_limit`` seconds on one problem. Returns the :class:`Method`.
+
+    Parameters
+    ----------
+    name : str
+        The method's name.
+    function : callable
+        Called as ``function(problem, **options)``; returns a SolveResult or (coef, b, status).
+    tolerance : Tolerance or None, default=None
+        The tolerances the method's answers are judged with; None uses the high-accuracy ones.
+    time_limit : float, default=DEFAULT_TIME_LIMIT
+        Seconds after which the worker process running the method on one problem is stopped.
+    **options : dict
+        Keyword arguments passed to ``function``.
+
+    Returns
+    -------
+    Method
+        The registered method.
+    """
     method = Method.plugin(name, function, tolerance=tolerance, time_limit=time_limit, **options)
     REGISTERED[name] = method
     return method
@@ -231,6 +250,22 @@ def compare(problem: Problem, methods=None, *, n_jobs: int = 1, scheduler: str |
     ``n_jobs`` > 1 runs the methods on that many local joblib workers, ``scheduler`` on a Dask cluster
     (:func:`ovn_cvx._parallel.parallel_map`); the table is the serial one except the timing columns (compile_time,
     solve_time, wall_time), which workers sharing a machine distort.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem every method solves.
+    methods : sequence or None, default=None
+        The methods: labels, :class:`Method` objects, registered names or callables; None uses the default set.
+    n_jobs : int, default=1
+        The number of local joblib workers.
+    scheduler : str or None, default=None
+        The address of a Dask scheduler to run the methods on; None runs them locally.
+
+    Returns
+    -------
+    DataFrame
+        One row per method, with the columns above.
     """
     return compare_runs(problem, methods, n_jobs=n_jobs, scheduler=scheduler)[0]
 

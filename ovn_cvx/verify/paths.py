@@ -156,6 +156,24 @@ def run_path(problem: Problem, parameter: str, values, methods=None, *, repeats:
     solver's default-preset tolerances (:func:`~ovn_cvx.verify.comparison.tolerances`). Decision values are
     reported, not judged: at a degenerate point such as raw wine (F* ≈ 1e-5, features up to 1.7e3) an objective
     1e-10 above F* allows |Δf| ~ 1e-3, since ‖ΔW‖ ≤ (2ΔF/λ_min)^½, and the tight reference is no closer.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem at the start of the path.
+    parameter : str
+        The parameter varied along the path.
+    values : array-like of float
+        The values of ``parameter``, one point each.
+    methods : sequence of PathMethod or None, default=None
+        Distinct path methods; None uses :func:`path_methods` of the parameter.
+    repeats : int, default=1
+        The number of rounds over the whole path; each method's rows come from its fastest round.
+
+    Returns
+    -------
+    DataFrame
+        One row per point × method, with the columns above.
     """
     problems = path_problems(problem, parameter, values)
     values = np.asarray(values, dtype=np.float64)
@@ -209,7 +227,18 @@ def _row(parameter, index, value, method: PathMethod, result, seconds, reference
 
 def path_summary(points: pd.DataFrame) -> pd.DataFrame:
     """Per method of a :func:`run_path` table: points, claimed successes, correct points, worst rel_diff, max_df and
-    MM gap bound, total wall time, and its ratio to the same solver's cold path and to the fastest method."""
+    MM gap bound, total wall time, and its ratio to the same solver's cold path and to the fastest method.
+
+    Parameters
+    ----------
+    points : DataFrame
+        A table from :func:`run_path`.
+
+    Returns
+    -------
+    DataFrame
+        One row per method; empty for an empty table.
+    """
     if points.empty:
         return pd.DataFrame()
     g = points.groupby("method", sort=False)

@@ -38,7 +38,22 @@ def performance_ratios(comparison: pd.DataFrame, time_column: str = "wall_time")
 
 def performance_profile(comparison: pd.DataFrame, taus=None, time_column: str = "wall_time") -> pd.DataFrame:
     """ρ_s(τ): index τ (default: every finite ratio and 1, sorted — the profile's breakpoints), one column per
-    method, the share of all problems solved within τ× the best time."""
+    method, the share of all problems solved within τ× the best time.
+
+    Parameters
+    ----------
+    comparison : DataFrame
+        The comparison table (one row per problem × method), as from :func:`~ovn_cvx.verify.compare`.
+    taus : array-like of float or None, default=None
+        The ratios τ ≥ 1 of the profile; None uses every finite ratio and 1.
+    time_column : str, default="wall_time"
+        The column holding the times.
+
+    Returns
+    -------
+    DataFrame
+        Index τ, one column per method.
+    """
     ratios = performance_ratios(comparison, time_column)
     if taus is None:
         finite = ratios.to_numpy()[np.isfinite(ratios.to_numpy())]

@@ -72,7 +72,21 @@ def _users(comparison: pd.DataFrame) -> pd.Series:
 class SuiteReport:
     """Results of :func:`run_suite`: ``comparison`` (one row per problem × method, the columns of
     :func:`~ovn_cvx.verify.comparison.compare` plus case, formulation, N, M, K, pairs), ``checks`` (one row per
-    check × measure: value, tolerance, passed), ``unavailable`` (method → reason), ``machine``, ``elapsed``."""
+    check × measure: value, tolerance, passed), ``unavailable`` (method → reason), ``machine``, ``elapsed``.
+
+    Parameters
+    ----------
+    comparison : DataFrame
+        One row per problem × method.
+    checks : DataFrame
+        One row per check × measure.
+    unavailable : dict, default={}
+        Method → the reason it could not run.
+    machine : dict, optional
+        A description of the machine and the library versions; by default the current environment's.
+    elapsed : float, default=0.0
+        Seconds the suite took.
+    """
 
     comparison: pd.DataFrame
     checks: pd.DataFrame
@@ -141,7 +155,20 @@ class SuiteReport:
         return pd.concat(tables, ignore_index=True)[columns]
 
     def profile(self, taus=None, time_column: str = "wall_time") -> pd.DataFrame:
-        """The Dolan–Moré performance profile (:func:`~ovn_cvx.verify.profiles.performance_profile`)."""
+        """The Dolan–Moré performance profile (:func:`~ovn_cvx.verify.profiles.performance_profile`).
+
+        Parameters
+        ----------
+        taus : array-like of float or None, default=None
+            The ratios τ ≥ 1 of the profile; None uses every finite ratio and 1.
+        time_column : str, default="wall_time"
+            The column of ``comparison`` holding the times.
+
+        Returns
+        -------
+        DataFrame
+            Index τ, one column per method.
+        """
         return performance_profile(self.comparison, taus, time_column)
 
     def check_summary(self) -> pd.DataFrame:
@@ -161,7 +188,18 @@ class SuiteReport:
         return render_markdown(self)
 
     def write(self, out_dir) -> dict:
-        """Write the report files into ``out_dir`` (:func:`~ovn_cvx.verify.report.write_report`)."""
+        """Write the report files into ``out_dir`` (:func:`~ovn_cvx.verify.report.write_report`).
+
+        Parameters
+        ----------
+        out_dir : str or path-like
+            The directory, created if missing.
+
+        Returns
+        -------
+        dict
+            The paths of the files written, by kind.
+        """
         return write_report(self, out_dir)
 
 

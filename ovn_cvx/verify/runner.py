@@ -96,6 +96,34 @@ def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, methods=N
     one BLAS thread each; ``scheduler`` (a ``dask.distributed`` address, the extra ``dask``) on a Dask cluster
     (:func:`ovn_cvx._parallel.parallel_map`). The report is the serial one — same rows, same order, same numbers —
     except the timing columns, which parallel workers sharing a machine distort.
+
+    Parameters
+    ----------
+    suite : sequence of SuiteCase, default=DEFAULT_SUITE
+        The problem families.
+    solvers : sequence of str or None, default=None
+        CVXPY solver names and/or "MM"; None uses the default set, ``[]`` none.
+    formulations : sequence of str or None, default=None
+        Selectors of the problems run, by variant, kind or both; None runs every problem.
+    methods : sequence or None, default=None
+        Further methods: a user's solvers (callables or registered names) and QP method labels.
+    presets : sequence of str, default=PRESETS
+        The accuracy presets every CVXPY solver runs at.
+    binary : sequence of BinaryCase, default=DEFAULT_BINARY
+        The cases of the binary-equivalence check.
+    identities : bool, default=True
+        Whether to run the checks.
+    progress : bool, default=True
+        Whether to show the progress on stderr.
+    n_jobs : int, default=1
+        The number of local joblib workers.
+    scheduler : str or None, default=None
+        The address of a Dask scheduler to run the problems on; None runs them locally.
+
+    Returns
+    -------
+    SuiteReport
+        The comparison table, the checks and the unavailable methods.
     """
     n_jobs, scheduler = check_n_jobs(n_jobs), check_scheduler(scheduler)
     with warnings.catch_warnings():

@@ -12,6 +12,27 @@ from ..problem import VARIANTS, Problem
 
 @dataclass(frozen=True)
 class SuiteCase:
+    """A problem family of the verification suite: the data of :func:`~ovn_cvx.datasets.make_data`, one problem per
+    variant.
+
+    Parameters
+    ----------
+    name : str
+        The case's name in the report.
+    kind : str
+        The ``kind`` of :func:`~ovn_cvx.datasets.make_data`.
+    n_samples : int
+        The number of patterns N.
+    n_features : int
+        The number of features M (blobs only).
+    n_classes : int
+        The number of classes K (blobs only).
+    kernel : str, default="linear"
+        The kernel of the problems.
+    seed : int, default=0
+        The seed of the data.
+    """
+
     name: str
     kind: str
     n_samples: int
@@ -21,7 +42,26 @@ class SuiteCase:
     seed: int = 0
 
     def problems(self, variants=VARIANTS, alpha=0.2, beta=1.0, bias_penalty=1.0):
-        """One Problem per variant (α is passed to soft-w variants only)."""
+        """One Problem per variant (α is passed to soft-w variants only).
+
+        Parameters
+        ----------
+        variants : sequence of str, default=VARIANTS
+            The variants, one problem each.
+        alpha : float, default=0.2
+            The coupling α of the soft-w variants (hard-w variants get 0).
+        beta : float, default=1.0
+            The hinge weight β.
+        bias_penalty : float, default=1.0
+            The soft-bias penalty γ.
+
+        Yields
+        ------
+        variant : str
+            The variant.
+        problem : Problem
+            Its problem.
+        """
         X, Y = make_data(self.kind, self.n_samples, self.n_features, self.n_classes, self.seed)
         for variant in variants:
             a = 0.0 if variant.startswith("Hw") else alpha
@@ -57,7 +97,23 @@ FULL_SUITE = DEFAULT_SUITE + (
 @dataclass(frozen=True)
 class BinaryCase:
     """Two overlapping blobs for the SVC equivalence (docs/theory.md §7): non-separable, so that the factor 2 in
-    C = β/2 matters."""
+    C = β/2 matters.
+
+    Parameters
+    ----------
+    name : str
+        The case's name in the report.
+    n_samples : int
+        The number of patterns.
+    n_features : int
+        The number of features.
+    kernel : str, default="linear"
+        The kernel.
+    beta : float, default=1.0
+        The hinge weight β.
+    seed : int, default=0
+        The seed of the data.
+    """
 
     name: str
     n_samples: int
