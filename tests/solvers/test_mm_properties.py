@@ -44,11 +44,16 @@ def check_against_reference(problem, newton):
     assert result.success  # a 3 000-example search found two cycling interior points and a stalled pair form
 
     ref = ovn_cvx.solve(problem, solver="CLARABEL", **TIGHT_CLARABEL)
-    assert ref.status == "optimal"
+    # the reference's own proof comes from its point alone and can fail where the point is accurate
+    # ("optimal_inaccurate"); its objective is still an upper bound on F*, its dual value a lower one
+    assert ref.status in ("optimal", "optimal_inaccurate") and ref.has_solution
     scale = max(1.0, abs(ref.objective))
-    # never better than the optimum beyond the reference's accuracy, never worse than 1e-6 relative
-    assert result.objective >= ref.objective - 1e-8 * scale
+    # never worse than 1e-6 relative; never below the reference's proven lower bound, nor (when the reference is
+    # proven) below its optimum beyond its accuracy
     assert result.objective <= ref.objective + 1e-6 * scale
+    assert result.objective >= ref.dual_objective - 1e-9 * scale
+    if ref.certified:
+        assert result.objective >= ref.objective - 1e-8 * scale
     for name, value in ovn_cvx.constraint_violation(problem, result.coef, result.b).items():
         assert value <= 1e-8, name
 
