@@ -69,7 +69,10 @@ def test_sklearn_estimator_checks(estimator, check):
 @parametrize_with_checks([paper_model("HwSb", kernel="rbf", gamma=0.5, solver=REFERENCE)],
                          expected_failed_checks=_expected_failed_checks)
 def test_sklearn_estimator_checks_rbf(estimator, check):
-    check(estimator)
+    # scikit-learn's small check data: the reference's default answer is not always proven ("optimal_inaccurate")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
 
 
 def _reference(X, Y, variant="SwHb", kernel="linear", sample_weight=None, **params):
