@@ -17,6 +17,8 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from ._validation import check_no_dates, check_number, naming
 
 NAMED_KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
+#: kernel products are computed by blocks of rows of at most this many kernel entries (128 MiB)
+KERNEL_BLOCK = 2**24
 
 # docs/theory.md §4.2: an eigenvalue below −NEGATIVE_TOL·scale means "not a kernel matrix".
 NEGATIVE_TOL = 1e-8
@@ -125,6 +127,16 @@ def squared_distances(A, B) -> np.ndarray:
                    else np.einsum("ij,ij->i", np.asarray(difference), np.asarray(difference)))
     return np.maximum(D, 0.0, out=D)
 
+
+def kernel_product(kernel, X_new, basis, weights, *, gamma=None, degree=3, coef0=0.0) -> np.ndarray:
+    """κ(X_new, basis) @ weights, shape (n, K), by blocks of rows of at most ``KERNEL_BLOCK`` kernel entries:
+    κ(X_new, X_S) for a million rows would not fit, and the N × N Gram matrix is never formed. ``gamma`` must already
+    be resolved on the training rows (:func:`resolve_gamma`), as a block of them would resolve it differently."""
+    if not basis.shape[0]:  # pairwise_kernels rejects an empty basis
+        return np.zeros((X_new.shape[0], weights.shape[1]))
+    rows = max(1, KERNEL_BLOCK // basis.shape[0])
+    return np.vstack([kernel_matrix(kernel, X_new[start:start + rows], basis, gamma=gamma, degree=degree,
+                                    coef0=coef0) @ weights for start in range(0, X_new.shape[0], rows)])
 
 def check_gram(G: np.ndarray) -> np.ndarray:
     """Validate a training kernel matrix: square, finite, symmetric and positive semidefinite.

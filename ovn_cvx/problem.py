@@ -22,11 +22,9 @@ from ._memory import check_fits
 from ._validation import check_no_dates, check_number, naming
 from ._variants import VARIANTS
 from .coupling import Coupling
-from .kernels import KernelFactor, check_gram, kernel_matrix, resolve_gamma, validate_kernel
+from .kernels import KernelFactor, check_gram, kernel_matrix, kernel_product, resolve_gamma, validate_kernel
 from .labels import label_indicator
 
-#: κ(X, X_S) is computed by blocks of at most this many entries (128 MiB) where the Gram matrix is not formed
-KERNEL_BLOCK = 2**24
 #: the constructor's arguments: the fields ``Problem.replace`` can change
 FIELDS = ("X", "Y", "variant", "kernel", "alpha", "beta", "bias_penalty", "gamma", "degree", "coef0",
           "sample_weight", "label_weight")
@@ -420,17 +418,9 @@ class Problem:
         if self.is_precomputed or "gram" in self.__dict__:
             return self.gram @ coef
         support = np.flatnonzero((coef != 0).any(axis=1))
-        product = np.zeros((self.n_samples, coef.shape[1]))
-        if not support.size:
-            return product
-        basis, weights = self.X[support], coef[support]
         gamma = self.gamma if callable(self.kernel) else resolve_gamma(self.gamma, self.X)
-        rows = max(1, KERNEL_BLOCK // support.size)
-        for start in range(0, self.n_samples, rows):
-            block = kernel_matrix(self.kernel, self.X[start:start + rows], basis, gamma=gamma, degree=self.degree,
-                                  coef0=self.coef0)
-            product[start:start + rows] = block @ weights
-        return product
+        return kernel_product(self.kernel, self.X, self.X[support], coef[support], gamma=gamma, degree=self.degree,
+                              coef0=self.coef0)
 
     def kernel_matrix(self, X_new) -> np.ndarray:
         """κ(X_new, X_train), shape (n, N); for ``"precomputed"`` X_new is returned checked.

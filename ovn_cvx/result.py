@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
-from .kernels import kernel_matrix, resolve_gamma
+from .kernels import kernel_product, resolve_gamma
 from .problem import Problem
 
 #: the status that means "a solution to the requested accuracy": CVXPY's solver verdict, or (fast solver) a
@@ -18,8 +18,6 @@ SUCCESS_STATUSES = ("optimal",)
 #: the report's entries that became typed fields of :class:`SolveResult` (read through ``info`` with a
 #: DeprecationWarning for one release)
 TYPED_KEYS = ("gap_bound", "relative_gap_bound", "dual_objective", "gap_tol", "certified", "form", "finish")
-#: kernel prediction computes κ(X_new, X_S) by blocks of at most this many entries (128 MiB)
-PREDICT_BLOCK = 2**24
 
 
 @dataclass(frozen=True)
@@ -66,13 +64,8 @@ class Predictor:
         if self.basis is None:  # precomputed (a sparse one: its n×|S| columns densified, the kernel values they are)
             G = X_new[:, self.support]
             G = G.toarray() if sp.issparse(G) else G
-        elif not self.support.size:  # W = 0; pairwise_kernels rejects an empty basis
-            G = np.zeros((X_new.shape[0], 0))
-        else:  # by blocks of rows: κ(X_new, X_S) for a million rows would not fit
-            rows = max(1, PREDICT_BLOCK // self.support.size)
-            return np.vstack([kernel_matrix(self.kernel, X_new[start:start + rows], self.basis, **self.params)
-                              @ self.coef + self.b for start in range(0, X_new.shape[0], rows)])
-        return G @ self.coef + self.b
+            return G @ self.coef + self.b
+        return kernel_product(self.kernel, X_new, self.basis, self.coef, **self.params) + self.b
 
 
 def within_gap_tol(relative_gap_bound: float, gap_tol: float | None) -> bool:

@@ -142,17 +142,17 @@ def test_cgroup_limit_caps_available_memory(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_kernel_prediction_by_blocks_of_rows(monkeypatch, sparse):
-    """Decision values of many new rows are computed by blocks of at most PREDICT_BLOCK kernel entries (here 7 rows'
+    """Decision values of many new rows are computed by blocks of at most KERNEL_BLOCK kernel entries (here 7 rows'
     worth, the last block shorter): the same values as scikit-learn's RBF kernel on all rows at once, dense or
     sparse input, and no kernel block larger than the limit."""
     import scipy.sparse as sp
 
-    from ovn_cvx import result as result_module
+    from ovn_cvx import kernels as kernels_module
 
     X, Y = make_multilabel_classification(n_samples=80, n_features=12, n_classes=3, random_state=3)
     est = OvNClassifier(kernel="rbf", gamma=0.05).fit(X, Y)
     predictor = est.result_.predictor
-    monkeypatch.setattr(result_module, "PREDICT_BLOCK", 7 * predictor.support.size)
+    monkeypatch.setattr(kernels_module, "KERNEL_BLOCK", 7 * predictor.support.size)
     shapes = []
 
     def spy(*args, **kwargs):
@@ -160,7 +160,7 @@ def test_kernel_prediction_by_blocks_of_rows(monkeypatch, sparse):
         shapes.append(block.shape)
         return block
 
-    monkeypatch.setattr(result_module, "kernel_matrix", spy)
+    monkeypatch.setattr(kernels_module, "kernel_matrix", spy)
     X_new = np.random.default_rng(0).poisson(2.0, size=(50, 12)).astype(float)
     values = predictor.decision_function(sp.csr_matrix(X_new) if sparse else X_new)
     expected = rbf_kernel(X_new, X[predictor.support], gamma=0.05) @ predictor.coef + predictor.b

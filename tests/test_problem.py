@@ -263,3 +263,21 @@ def test_extreme_costs_inside_the_range_get_an_answer_with_its_bound(weights, fo
     bound = result.relative_gap_bound
     assert np.isfinite(result.objective) and not np.isnan(bound)
     assert result.success == (bound <= 1e-6)
+
+
+def test_gram_product_without_the_gram_equals_the_gram_times_coef(monkeypatch):
+    """G @ A by blocks over the rows with nonzero coefficients (the Gram not built: an RBF problem, whose Gram is not
+    checked up front) equals the Gram's own product, the blocks small enough here to need several, and a zero row of
+    A skipped."""
+    kernel = "rbf"
+    from ovn_cvx import kernels
+
+    rng = np.random.default_rng(0)
+    X, A = rng.normal(size=(30, 4)), rng.normal(size=(30, 3))
+    A[[2, 7]] = 0.0
+    blocked = Problem.from_labels(X, np.arange(30) % 3, kernel=kernel)
+    monkeypatch.setattr(kernels, "KERNEL_BLOCK", 5 * 28)  # 5 rows a block against the 28 support rows
+    product = blocked.gram_product(A)
+    assert "gram" not in vars(blocked)
+    full = Problem.from_labels(X, np.arange(30) % 3, kernel=kernel)
+    np.testing.assert_allclose(product, full.gram @ A, rtol=0, atol=1e-12)
