@@ -52,6 +52,7 @@ RESULT = "ovn_cvx/result.py"
 VERDICT = "ovn_cvx/solvers/verdict.py"
 FORMS = "ovn_cvx/solvers/mm/forms.py"
 FINISH = "ovn_cvx/solvers/mm/finish.py"
+OPTIONS = "ovn_cvx/solvers/mm/options.py"
 DUALITY = "ovn_cvx/duality.py"
 MATRIX_FREE = "ovn_cvx/solvers/mm/matrix_free.py"
 INTERIOR = "ovn_cvx/solvers/mm/interior.py"
@@ -107,7 +108,8 @@ MUTANTS = (
            "within_gap_tol(self.best[1].absolute, self.gap_tol)", "matrix-free stops on the absolute bound"),
     Mutant("M9", INTERIOR, "if candidate.dual > self.dual:", "if candidate.dual < self.dual:",
            "interior point keeps the worst dual value"),
-    Mutant("M10", VERDICT, '{"objective": bound.primal,', '{"objective": bound.dual,',
+    Mutant("M10", OPTIONS, 'objective=bound.primal, status=status, method="mm"',
+           'objective=bound.dual, status=status, method="mm"',
            "the dual value reported as the objective"),
     # the KKT certificate
     Mutant("K1", KKT, "return bool(self.max_residual() <= tol and all(v <= constraint_tol for v in constraints))",

@@ -5,13 +5,14 @@ import time
 
 import numpy as np
 
-from ..duality import GapBound, gap_bound, signed_dual
+from ..duality import GapBound, gap_bound
 from ..kkt import primal_bound
 from ..objective import objective, residuals
 from ..problem import Problem
 from ..result import within_gap_tol
 from .mm.common import GramOperator
 from .mm.polish import polish
+from .verdict import report_fields
 
 #: band half-widths of the margin set from which the bound's active-set polish starts (a back end's margin residuals
 #: are at its own accuracy)
@@ -41,7 +42,5 @@ def bound_fields(problem: Problem, coef, b, gap_tol: float) -> tuple[dict, bool]
         bound = proven_bound(problem, coef, b)
     except np.linalg.LinAlgError:
         bound = GapBound(primal=objective(problem, coef, b), dual=-np.inf)
-    fields = {"gap_bound": bound.absolute, "relative_gap_bound": bound.relative, "dual_objective": bound.dual,
-              "dual": signed_dual(problem, bound.mu), "gap_tol": gap_tol}
-    return fields, within_gap_tol(bound.relative, gap_tol), time.perf_counter() - start
+    return report_fields(problem, bound, gap_tol), within_gap_tol(bound.relative, gap_tol), time.perf_counter() - start
 

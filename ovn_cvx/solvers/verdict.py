@@ -17,8 +17,8 @@ def verdict(bound: GapBound, gap_tol: float, hit_limit: bool) -> str:
     return "max_iter" if hit_limit else "inaccurate"
 
 
-def report_fields(problem: Problem, bound: GapBound, gap_tol: float) -> dict:
-    """The typed report fields of :class:`~ovn_cvx.SolveResult` for a proven ``bound`` judged against ``gap_tol``
-    (the dual point behind it as M = Y ∘ μ)."""
-    return {"objective": bound.primal, "gap_bound": bound.absolute, "relative_gap_bound": bound.relative,
-            "dual_objective": bound.dual, "gap_tol": gap_tol, "dual": signed_dual(problem, bound.mu)}
+def report_fields(problem: Problem, bound: GapBound, gap_tol: float, dual=None) -> dict:
+    """The typed report fields of :class:`~ovn_cvx.SolveResult` for a proven ``bound`` judged against ``gap_tol``;
+    ``dual``: the dual point behind it as M = Y ∘ μ (by default from the bound's multipliers)."""
+    return {"gap_bound": bound.absolute, "relative_gap_bound": bound.relative, "dual_objective": bound.dual,
+            "gap_tol": gap_tol, "dual": signed_dual(problem, bound.mu) if dual is None else dual}

@@ -61,6 +61,7 @@ def check_flag(name, flag):
 
 def pack_result(problem, stepper, coef, b, bound: GapBound, gap_tol, status, iterations, info, history=None):
     finish = info.pop("finish")
-    return SolveResult(problem=problem, coef=coef, b=b, status=status, method="mm", solver=f"MM-{stepper.form}",
-                       solve_time=0.0, iterations=iterations, history=None if history is None else np.asarray(history),
-                       form=stepper.form, finish=finish, info=info, **report_fields(problem, bound, gap_tol))
+    return SolveResult(problem=problem, coef=coef, b=b, objective=bound.primal, status=status, method="mm",
+                       solver=f"MM-{stepper.form}", solve_time=0.0, iterations=iterations,
+                       history=None if history is None else np.asarray(history), form=stepper.form, finish=finish,
+                       info=info, **report_fields(problem, bound, gap_tol))

@@ -324,6 +324,6 @@ def _run(dual: _Dual, gap_tol, max_iter, max_sweeps, check_every) -> SolveResult
     W, b, bound, mu = best
     status = verdict(bound, gap_tol, hit_limit=True)
     info = {"rounds": rounds, "sweeps": sweeps, "checks": checks, "polishes": polishes, "rho": dual.rho}
-    return SolveResult(problem=dual.problem, coef=W, b=b, status=status, method="smo", solver="SMO-dcd",
-                       solve_time=0.0, iterations=rounds, form="dcd", finish=finish, info=info,
-                       **{**report_fields(dual.problem, bound, gap_tol), "dual": dual.matrix(dual.sign * mu)})
+    return SolveResult(problem=dual.problem, coef=W, b=b, objective=bound.primal, status=status, method="smo",
+                       solver="SMO-dcd", solve_time=0.0, iterations=rounds, form="dcd", finish=finish, info=info,
+                       **report_fields(dual.problem, bound, gap_tol, dual=dual.matrix(dual.sign * mu)))

@@ -65,6 +65,6 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
     info = {"stop": kind_name, "tol": current, "mass_steps": int(state.counters[3]), "bound_checks": checks,
             "rounds": rounds, "kernel_rows": int(rows.clock[2]), "cache_hits": int(rows.clock[1]),
             "cache_rows": rows.rows.shape[0]}
-    return SolveResult(problem=problem, coef=coef, b=b, status=status, method="smo", solver="SMO",
-                       solve_time=time.perf_counter() - start, iterations=steps, form="smo", finish="smo", info=info,
-                       **{**report_fields(problem, bound, gap_tol), "dual": M})
+    return SolveResult(problem=problem, coef=coef, b=b, objective=bound.primal, status=status, method="smo",
+                       solver="SMO", solve_time=time.perf_counter() - start, iterations=steps, form="smo",
+                       finish="smo", info=info, **report_fields(problem, bound, gap_tol, dual=M))
