@@ -40,15 +40,15 @@ def _warm_dual(problem: Problem, warm_start) -> np.ndarray | None:
     return dual
 
 
-def solve_smo(problem: Problem, *, tol: float | None = None, gap_tol: float = GAP_TOL, max_iter: int | None = None,
-              cache_size: float = 200.0, shrinking: bool = True, warm_start=None, **options) -> SolveResult:
+def solve_smo(problem: Problem, *, gap_tol: float = GAP_TOL, warm_start=None, **options) -> SolveResult:
     """Solve ``problem`` by dual decomposition, with a proven bound on F − F*.
 
     Parameters
     ----------
     problem : Problem
-        Any variant, α, pair signs and costs. Kernel problems are solved here; linear ones
-        (``kernel="linear"``) by dual coordinate descent (``options`` go to that solver).
+        Any variant, α, pair signs and costs. Kernel problems are solved here (the options below); linear ones
+        (``kernel="linear"``) by dual coordinate descent (``options`` go to
+        :func:`~ovn_cvx.solvers.smo.linear.solve_linear`).
     tol : float > 0, optional
         The first violation tolerance (libsvm's ``tol``; default ``gap_tol``): the loop stops when no move has a
         slope above ``tol``; while the bound is not within ``gap_tol`` the tolerance is lowered (at least tenfold,
@@ -56,12 +56,11 @@ def solve_smo(problem: Problem, *, tol: float | None = None, gap_tol: float = GA
     gap_tol : float > 0
         The requested accuracy: ``status`` is "optimal" (``success``) only when the proven bound F − D(μ) is
         ≤ gap_tol·max(1, |F|); else "max_iter" (step budget spent) or "inaccurate", with the bound in the result.
-    max_iter : int > 0, optional
-        The budget: kernel problems, of steps (pair and mass steps; default 10 000 000); linear problems, of rounds
-        of sweeps (default 1 000).
-    cache_size : float > 0
+    max_iter : int > 0, default=10_000_000
+        The budget of steps (pair and mass steps).
+    cache_size : float > 0, default=200.0
         Memory for cached kernel rows, in MB (as ``SVC``'s); at least K + 2 rows are kept.
-    shrinking : bool
+    shrinking : bool, default=True
         libsvm's shrinking heuristic; the answer is checked on every pair either way.
     warm_start : SolveResult or array of shape (N, K), optional
         A previous result of this solver (its dual point) or a dual point M = Y ∘ μ: clipped to the box, the class
@@ -70,15 +69,16 @@ def solve_smo(problem: Problem, *, tol: float | None = None, gap_tol: float = GA
     check_instance("problem", problem, Problem)
     if not problem.is_kernel:
         from .linear import solve_linear
-        if tol is not None or cache_size != 200.0 or shrinking is not True:
-            raise TypeError("tol, cache_size and shrinking apply to kernel problems only")
-        budget = {} if max_iter is None else {"max_iter": max_iter}
-        return solve_linear(problem, gap_tol=gap_tol, warm_start=warm_start, **budget, **options)
-    if options:
-        raise TypeError(f"solve_smo got unknown option(s) {sorted(options)} for a kernel problem")
+        return solve_linear(problem, gap_tol=gap_tol, warm_start=warm_start, **options)
+    return _solve_kernel(problem, gap_tol=gap_tol, warm_start=warm_start, **options)
+
+
+def _solve_kernel(problem: Problem, *, gap_tol, warm_start, tol=None, max_iter=10_000_000, cache_size=200.0,
+                  shrinking=True) -> SolveResult:
+    """The kernel options checked, each error naming its option (an unknown one: Python's own TypeError)."""
     gap_tol = check_number("gap_tol", gap_tol, low=0, strict=True)
     tol = gap_tol if tol is None else check_number("tol", tol, low=0, strict=True)
-    max_iter = check_number("max_iter", 10_000_000 if max_iter is None else max_iter, low=1, integer=True)
+    max_iter = check_number("max_iter", max_iter, low=1, integer=True)
     cache_size = check_number("cache_size", cache_size, low=0, strict=True)
     if not isinstance(shrinking, (bool, np.bool_)):
         raise TypeError(f"shrinking must be a bool, got {type(shrinking).__name__}")
