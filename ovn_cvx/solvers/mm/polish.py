@@ -19,8 +19,8 @@ import numpy as np
 
 from ...objective import objective
 from ...problem import Problem
-from .active_set import IN_I, IN_S, IN_V, KKT_TOL, MAX_ROUNDS, PartitionSolution, active_set_finish, free_parameters
-from .active_set import partition
+from .active_set import (IN_I, IN_S, IN_V, KKT_TOL, MAX_ROUNDS, PartitionSolution, active_set_finish, free_parameters,
+                         partition)
 from .common import GramOperator, symmetric_solve
 
 #: the largest margin set whose singular partition system is solved by least squares
