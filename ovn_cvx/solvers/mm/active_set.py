@@ -67,9 +67,10 @@ class PartitionSolution:
     r: np.ndarray
     scale: float
 
-    def sign_tol(self, kkt_tol: float) -> float:
-        """The sign test's tolerance: ``kkt_tol`` relative to max(1, |f|)."""
-        return kkt_tol * max(1.0, self.scale)
+    @property
+    def sign_tol(self) -> float:
+        """The sign test's tolerance: KKT_TOL relative to max(1, |f|)."""
+        return KKT_TOL * max(1.0, self.scale)
 
 
 class PartitionEngine(Protocol):
@@ -114,7 +115,7 @@ def active_set_finish(engine: PartitionEngine, sets: np.ndarray, *, max_rounds: 
         if solution is None:
             reason = "singular system"
             break
-        moved = active_set_move(sets, solution.mu, cost, solution.r, KKT_TOL, solution.sign_tol(KKT_TOL))
+        moved = active_set_move(sets, solution.mu, cost, solution.r, KKT_TOL, solution.sign_tol)
         verdict = engine.offer(sets, solution, moved is None)
         if verdict is not None:
             reason = verdict

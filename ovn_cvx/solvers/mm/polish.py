@@ -158,7 +158,7 @@ class DensePartition:
             return None
         stationarity_tol = KKT_TOL * max(1.0, float(np.abs(mass).max()), float(np.abs(b).max()))
         consistent = (self.certificate["mass_spread"] <= stationarity_tol and b_stat <= stationarity_tol
-                      and np.all(np.abs(r[sets == IN_S]) <= solution.sign_tol(KKT_TOL)))
+                      and np.all(np.abs(r[sets == IN_S]) <= solution.sign_tol))
         if not consistent:
             return "inconsistent system"
         coef = self.operator.coef(mu)
