@@ -275,7 +275,7 @@ def test_finish_system_solves_the_partition_qp(variant):
     sample weights."""
     from ovn_cvx.solvers.mm.band_systems import BandPairSystem
     from ovn_cvx.solvers.mm.matrix_free import NewtonCG
-    from ovn_cvx.solvers.mm.polish import IN_I, IN_S, IN_V, partition
+    from ovn_cvx.solvers.mm.active_set import IN_I, IN_S, IN_V, partition
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 80))

@@ -106,7 +106,7 @@ def test_margin_sets_by_tapias_indicators():
     and an ordinary margin pair. The indicators get all five; a residual band |r| ≤ 1e-6 misses the third, the
     comparison s_p < u_p the fourth."""
     from ovn_cvx.solvers.mm.interior import PrimalDualPoint
-    from ovn_cvx.solvers.mm.polish import IN_I, IN_S, IN_V, partition
+    from ovn_cvx.solvers.mm.active_set import IN_I, IN_S, IN_V, partition
     c = np.full(5, 1e4)
 
     def point(xi, s, u):
@@ -129,9 +129,10 @@ def test_crossover_keeps_the_interior_points_biases():
     (a wrong partition, complementarity off by O(1))."""
     from sklearn.preprocessing import StandardScaler
     from ovn_cvx.datasets import load_glass
+    from ovn_cvx.solvers.mm.active_set import IN_S
     from ovn_cvx.solvers.mm.common import GramOperator
     from ovn_cvx.solvers.mm.interior import InteriorPoint
-    from ovn_cvx.solvers.mm.polish import IN_S, polish_partition
+    from ovn_cvx.solvers.mm.polish import polish_partition
     X, y = load_glass(return_X_y=True)
     p = Problem.from_labels(StandardScaler().fit_transform(X), y, "SwSb", alpha=0.5, beta=0.01)
     ipm = InteriorPoint(p, make_stepper(p, "auto"), 1e-9)

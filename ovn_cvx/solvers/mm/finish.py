@@ -15,7 +15,8 @@ from ...result import SolveResult
 from ..verdict import verdict
 from .options import pack_result
 from .phase import WARM_DELTA, run_mm
-from .polish import IN_S, free_parameters, polish, polish_partition
+from .active_set import IN_S, free_parameters
+from .polish import polish, polish_partition
 
 #: iteration limit of the interior-point finish (measured 5–24 iterations; docs/theory.md §9.8)
 INTERIOR_MAX_ITER = 100

@@ -18,7 +18,7 @@ from ...duality import GapBound, gap_bound, project_hard_constraints
 from ...objective import objective
 from ...problem import Problem
 from .common import State, state_objective
-from .polish import IN_I, IN_S, IN_V
+from .active_set import IN_I, IN_S, IN_V
 
 #: fraction of the way to the boundary of the positive orthant a step may go
 TO_BOUNDARY = 0.995

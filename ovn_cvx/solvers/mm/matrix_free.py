@@ -23,7 +23,7 @@ from ...result import within_gap_tol
 from .common import State, backtrack, continuation, hinge_slope, next_eps, smoothed_hinge, state_objective
 from .band_systems import EXACT_RTOL, BandHessian, BandPairSystem, tangent
 from .pair_rows import pair_rows
-from .polish import IN_I, IN_S, IN_V, active_set_move, free_limit, partition
+from .active_set import IN_I, IN_S, IN_V, PartitionSolution, active_set_finish, partition
 
 #: the first floor of a cold start: above 1, every pair of W = 0, b = 0 (r ≡ 1) lies in the band, so the first stage
 #: starts from the minimizer with every pair in the band (the least-squares fit of the margins)
@@ -48,9 +48,8 @@ STAGE_MAX_ITER = 50
 NEWTON_CG_MAX_HALVINGS = 40
 #: the highest degree of the extrapolation in ε to 0 (through up to this many + 1 of the last stages)
 EXTRAPOLATION_ORDER = 2
-#: the exact finish: active-set rounds, and the relative tolerance of its box and sign tests
-FINISH_ROUNDS = 10
-FINISH_KKT_TOL = 1e-9
+
+
 @dataclass
 class PrimalPoint:
     """An iterate: W (M×K), b, the pair margins u_p = x_{i_p}ᵀ w_{k_p} and residuals r_p."""
@@ -230,41 +229,11 @@ class NewtonCG:
             self.best = candidate, bound
 
     def exact_finish(self) -> None:
-        """The exact finish (docs/theory.md §9.11) from the last stage's partition: the minimizer of F with the band
-        pairs held on the margin (r_p = 0, multipliers free) and the V and I pairs' multipliers fixed at c_p and 0 —
-        one pair-coordinate solve at ε = 0 from the stage's point and slopes — then active-set rounds as in the
-        polish (§9.5). Every point solved exactly is a candidate for the bound; an inexact solve means an
-        inconsistent partition and ends the finish. A partition is solved once (and refined once), and only while
-        its margin set is within the polish's limit."""
-        sets, point, mu = self.chain[-1].sets, self.point, self.chain[-1].mu
-        c, again = self.cost, False
-        for _ in range(FINISH_ROUNDS):
-            if self.certified or not (again or self.untried(sets)):
-                return
-            self.finished.add(sets.tobytes())
-            mu = np.where(sets == IN_V, c, np.where(sets == IN_I, 0.0, mu))
-            margin = np.flatnonzero(sets == IN_S)
-            system = BandPairSystem(self.problem, self.rows, self.row_squares, margin, 0.0)
-            V, d, t, used, exact = system.solve(*self.lagrangian_gradient(point, mu), EXACT_RTOL, point.r[margin])
-            self.cg_iterations += used
-            self.finish_solves += 1
-            if not exact:
-                return
-            point = self.at(*project_hard_constraints(self.problem, point.W + V, point.b + d))
-            mu[margin] -= self.sign[margin] * t
-            self.offer(point, mu)
-            r_tol = FINISH_KKT_TOL * max(1.0, float(np.abs(point.u + point.b[self.label]).max()))
-            moved = active_set_move(sets, mu, c, point.r, FINISH_KKT_TOL, r_tol)
-            if moved is None and again:
-                return
-            # no pair moves but no certificate: once more from this point (iterative refinement; the first solve's
-            # residual, small beside a far start, was measured to leave r_S at 5e-10 and the bound at 1.7e-6)
-            again = moved is None
-            sets = sets if again else moved
-
-    def untried(self, sets: np.ndarray) -> bool:
-        """Whether the finish has yet to solve ``sets``, and its margin set is within the polish's limit."""
-        return sets.tobytes() not in self.finished and np.count_nonzero(sets == IN_S) <= free_limit(self.problem)
+        """The exact finish (docs/theory.md §9.11) from the last stage's partition: the active-set finish (§9.5)
+        with the engine :class:`PartitionRestart`, from the stage's point and slopes."""
+        if not self.certified:
+            stage = self.chain[-1]
+            active_set_finish(PartitionRestart(self, self.point, stage.mu), stage.sets, tried=self.finished)
 
     def refine_eps(self) -> bool:
         """The next, smaller floor (False at NEWTON_CG_MIN_EPS), started from the better of two predictions when it
@@ -299,6 +268,40 @@ class NewtonCG:
             return False
         self.point, self.smooth = predicted, value
         return True
+
+
+class PartitionRestart:
+    """The matrix-free form's :class:`~.active_set.PartitionEngine`: the minimizer of F with the margin pairs held on
+    the margin (r_p = 0, multipliers free) and the V and I pairs' multipliers fixed at c_p and 0, one pair-coordinate
+    solve at ε = 0 (``BandPairSystem``) from the last point and multipliers; every point solved exactly is offered
+    to the run as a candidate for the bound. An inexact solve means an inconsistent partition and ends the finish;
+    a partition no pair leaves is solved once more from its own solution (iterative refinement: the first solve's
+    residual, small beside a far start, was measured to leave r_S at 5e-10 and the bound at 1.7e-6)."""
+
+    refines = True
+
+    def __init__(self, run: NewtonCG, point: PrimalPoint, mu: np.ndarray):
+        self.run, self.problem, self.point, self.mu = run, run.problem, point, mu
+
+    def solve(self, sets: np.ndarray) -> PartitionSolution | None:
+        run, point, c = self.run, self.point, self.problem.cost
+        mu = np.where(sets == IN_V, c, np.where(sets == IN_I, 0.0, self.mu))
+        margin = np.flatnonzero(sets == IN_S)
+        system = BandPairSystem(self.problem, run.rows, run.row_squares, margin, 0.0)
+        V, d, t, used, exact = system.solve(*run.lagrangian_gradient(point, mu), EXACT_RTOL, point.r[margin])
+        run.cg_iterations += used
+        run.finish_solves += 1
+        if not exact:
+            return None
+        self.point = point = run.at(*project_hard_constraints(self.problem, point.W + V, point.b + d))
+        mu[margin] -= run.sign[margin] * t
+        self.mu = mu
+        return PartitionSolution(mu, point.r, float(np.abs(point.u + point.b[run.label]).max()))
+
+    def offer(self, sets: np.ndarray, solution: PartitionSolution, settled: bool) -> str | None:
+        """The point to the run as a candidate; "certified" once the run's bound is within gap_tol."""
+        self.run.offer(self.point, solution.mu)
+        return "certified" if self.run.certified else None
 
 
 def extrapolate(chain: list[Stage], eps: float):

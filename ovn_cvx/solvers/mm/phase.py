@@ -10,7 +10,8 @@ from .common import (GramOperator, State, Stepper, backtrack, continuation, hing
                      state_objective)
 from ..verdict import verdict
 from .options import Options, pack_result
-from .polish import partition, polish
+from .active_set import partition
+from .polish import polish
 
 #: the MM phase's ε continuation (when the polish fails at convergence) stops at this floor
 MM_MIN_EPS = 1e-6
