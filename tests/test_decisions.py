@@ -63,15 +63,15 @@ def test_gap_bound_is_absolute_over_max_one_and_abs_f(primal, dual, absolute, re
     assert (bound.absolute, bound.relative) == (absolute, relative)
 
 
-def _answer(bound):
-    return SimpleNamespace(relative_gap_bound=bound, finish="interior", info={}, iterations=3)
+def _answer(bound, form):
+    return SimpleNamespace(relative_gap_bound=bound, finish="interior", info={}, iterations=3, form=form)
 
 
 @pytest.mark.parametrize("primal, pair, chosen", [(1e-7, 2e-2, "primal"), (2e-2, 1e-7, "pair"),
                                                   (1e-7, 1e-7, "primal"), (NAN, 1e-7, "pair")])
 def test_the_smaller_proven_bound_is_kept(primal, pair, chosen):
     """The primal-form retry against the pair form's answer: the one with the smaller bound (a NaN bound never)."""
-    answers = {"primal": _answer(primal), "pair": _answer(pair)}
+    answers = {"primal": _answer(primal, "primal"), "pair": _answer(pair, "pair")}
     assert _better(answers["primal"], answers["pair"]) is answers[chosen]
     assert answers["primal"].info["pair_attempt"]["relative_gap_bound"] == pair or np.isnan(pair)
 

@@ -94,6 +94,47 @@ def test_auto_form_goes_matrix_free_beyond_the_budget(multiclass_data, make_prob
         assert ovn_cvx.solve(problem, method="mm").form == "primal"
 
 
+@pytest.fixture(scope="module")
+def sparse_wide():
+    """Sparse rows, more features than pairs: the pair form is the cheaper structured form."""
+    X, Y = make_sparse_multilabel(n_samples=60, n_features=300, n_classes=4, random_state=1)
+    problem = Problem(X, Y, "SwHb", "linear", beta=1.0)
+    assert forms.structured_form(problem) == "pair"
+    return problem
+
+
+def test_auto_form_goes_matrix_free_on_sparse_wide_data_from_the_pair_threshold(sparse_wide, monkeypatch):
+    """Sparse data whose structured choice is the pair form: matrix-free from SPARSE_MATRIX_FREE_PAIRS pairs on
+    (just at the threshold), the pair form a pair below it and for the same data dense; both certified, with the
+    objective of the tight reference."""
+    n = len(sparse_wide.pairs)
+    monkeypatch.setattr(forms, "SPARSE_MATRIX_FREE_PAIRS", n)
+    result = ovn_cvx.solve(sparse_wide, method="mm")
+    assert result.form == "matrix-free" and result.success
+    # objective only: a proven gap of 1e-6 bounds |ΔW| by √(2·gap), loose on decision values at this small F
+    assert_matches_reference(result, reference=ovn_cvx.solve(sparse_wide, method="cvxpy", **TIGHT_CLARABEL), ftol=None)
+    dense = Problem(sparse_wide.X.toarray(), sparse_wide.Y, "SwHb", "linear", beta=1.0)
+    assert ovn_cvx.solve(dense, method="mm").form == "pair"
+    monkeypatch.setattr(forms, "SPARSE_MATRIX_FREE_PAIRS", n + 1)
+    assert ovn_cvx.solve(sparse_wide, method="mm").form == "pair"
+
+
+def test_auto_form_finishes_in_pair_form_what_matrix_free_did_not_prove(sparse_wide, monkeypatch):
+    """An uncertified matrix-free answer on sparse wide data: the pair form solves it again and the answer with the
+    smaller proven bound is kept, recording the first attempt."""
+    from ovn_cvx.solvers.mm import driver
+    monkeypatch.setattr(forms, "SPARSE_MATRIX_FREE_PAIRS", len(sparse_wide.pairs))
+    unproven = driver._matrix_free
+
+    def one_iteration(problem, gap_tol, max_iter, warm_coef, warm_b):
+        return unproven(problem, gap_tol, 1, warm_coef, warm_b)
+
+    monkeypatch.setattr(driver, "_matrix_free", one_iteration)
+    result = ovn_cvx.solve(sparse_wide, method="mm")
+    attempt = result.info["matrix_free_attempt"]
+    assert result.form == "pair" and result.success and attempt["relative_gap_bound"] > result.gap_tol
+
+
 def test_extrapolation_is_exact_on_polynomial_paths():
     """W, b, μ quadratic in ε through three stages: the extrapolation to 0 (and to any ε) is exact."""
     rng = np.random.default_rng(0)

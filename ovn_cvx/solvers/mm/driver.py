@@ -10,7 +10,7 @@ from ..._validation import check_number
 from ...problem import Problem
 from ...result import SolveResult
 from .finish import run_finish
-from .forms import better, make_stepper, out_of_reach, retry_in_primal
+from .forms import better, make_stepper, out_of_reach, retry_in_primal, sparse_and_wide
 from .matrix_free import solve_matrix_free
 from ..verdict import GAP_TOL, verdict
 from .options import FINISHES, FORMS, Options, check_flag, check_warm_start, pack_result
@@ -59,9 +59,12 @@ def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float 
     newton : bool
         After ``burn_in`` MM iterations, generalized Newton steps on F̃_ε with backtracking (docs/theory.md §9.7),
         falling back to an MM step when no Newton step lowers F̃_ε: F̃_ε stays monotone. ``False``: plain MM.
-    form : {"auto", "primal", "pair"}
-        The structured systems' form; "auto": the cheaper one by its cost per step, for linear problems too
-        (wide data, M > N, in pair form; see ``make_stepper``).
+    form : {"auto", "primal", "pair", "matrix-free"}
+        The structured systems' form, or Newton-CG without them (linear problems, docs/theory.md §9.11); "auto":
+        the cheaper structured form by its cost per step (wide data, M > N, in pair form; see ``make_stepper``),
+        matrix-free when neither fits, with very many pairs per feature, or for sparse data whose cheaper
+        structured form would be the pair form with at least ``SPARSE_MATRIX_FREE_PAIRS`` pairs (the pair form
+        then finishes what the matrix-free form could not prove).
     finish : {"auto", "interior", "polish", "none"}
         "interior": the interior-point method (docs/theory.md §9.8) from a cold start, no MM phase. "polish": MM with
         ε continuation and the certified active-set polish (§9.5). "none": MM alone (the paper's algorithm,
@@ -108,13 +111,15 @@ def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float 
     # a loaded 2-core machine even the n×n Cholesky of the pair form measured 8× slower threaded, and the
     # matrix-free form's vector operations 40 ms per CG iteration (length 10⁵) instead of well under 1 ms.
     with blas_controller().limit(limits=1, user_api="blas"):
+        structured = functools.partial(_structured, problem, eps=eps, decrease_tol=decrease_tol, gap_tol=gap_tol,
+                                       max_iter=max_iter, relax=relax, newton=newton, finish=finish,
+                                       polish_every=polish_every, burn_in=burn_in, warm_coef=warm_coef,
+                                       warm_b=warm_b, start=start)
         if form == "matrix-free" or (form == "auto" and out_of_reach(problem)):
             result = _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b)
+            if form == "auto" and not result.success and sparse_and_wide(problem):
+                result = better(structured("auto"), result)  # the structured form fits: it finishes the job
         else:
-            structured = functools.partial(_structured, problem, eps=eps, decrease_tol=decrease_tol, gap_tol=gap_tol,
-                                           max_iter=max_iter, relax=relax, newton=newton, finish=finish,
-                                           polish_every=polish_every, burn_in=burn_in, warm_coef=warm_coef,
-                                           warm_b=warm_b, start=start)
             result = structured(form)
             if form == "auto" and retry_in_primal(problem, result, finish):
                 result = better(structured("primal"), result)

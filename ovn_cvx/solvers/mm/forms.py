@@ -30,6 +30,14 @@ STRUCTURED_BUDGET = 2**27
 MATRIX_FREE_PAIRS = 4000
 #: the largest condition number of P for which "auto" may choose the pair form (which works with P⁻¹)
 PAIR_CONDITION = 1e4
+#: a sparse linear problem for which the cost per step picks the pair form goes matrix-free under "auto" from this
+#: many pairs: the pair form factors an n×n system each step, the matrix-free form multiplies by the sparse pair
+#: rows. Measured on make_sparse_multilabel (5 000 features, 10 labels; SwHb and HwSb, β from 0.01 to 1e4; one BLAS
+#: thread), pair form against matrix-free: n = 694 0.20–0.39 s / 0.05–0.60 s, n = 1 368 0.86–1.34 s / 0.15–1.38 s,
+#: n = 2 271 3.3–4.4 s / 0.29–2.1 s; with every non-label a negative, n = 6 000: 55 s / 0.56 s. On dense data (scene,
+#: n = 322) the pair form wins by 3–50× and the matrix-free form can fail to certify at large β, so dense data keeps
+#: the pair form
+SPARSE_MATRIX_FREE_PAIRS = 2000
 
 
 def make_stepper(problem: Problem, form: str):
@@ -37,11 +45,7 @@ def make_stepper(problem: Problem, form: str):
     form costs about n·d² (the class blocks) + K·d³ (their factors), the pair form n³/3, with d the rank of the
     features (M for linear problems: wide data such as scene, M = 294 at N = 300, is cheaper in pair form)."""
     if form == "auto":
-        n, d, K = len(problem.pairs), problem.rank_bound + 1, problem.n_classes
-        # the pair form works with P⁻¹: near the ends of α its condition number (≥ 1e4) costs the b-equations
-        # their accuracy, and the primal form never inverts P (eigenvalues 1 − α and 1 + (K − 1)α; hard w: P = I)
-        conditioned = problem.coupling_ops.condition <= PAIR_CONDITION
-        form = "primal" if n * d * d + K * d ** 3 < n ** 3 / 3 or not conditioned else "pair"
+        form = structured_form(problem)
     if problem.is_kernel:
         check_fits(kernel_peak(problem, form), f"the MM solver's {form} form of {problem!r}", KERNEL_REMEDY)
     if form == "pair":
@@ -50,6 +54,15 @@ def make_stepper(problem: Problem, form: str):
     if batchable(problem, problem.X if factor is None else factor.features):
         return BatchedPrimalStepper(problem, factor)  # tiny blocks: the class loop vectorized (docs/theory.md §9.7)
     return PrimalStepper(problem, factor)
+
+
+def structured_form(problem: Problem) -> str:
+    """The structured form "auto" takes: the cheaper step of the two (see ``make_stepper``)."""
+    n, d, K = len(problem.pairs), problem.rank_bound + 1, problem.n_classes
+    # the pair form works with P⁻¹: near the ends of α its condition number (≥ 1e4) costs the b-equations
+    # their accuracy, and the primal form never inverts P (eigenvalues 1 − α and 1 + (K − 1)α; hard w: P = I)
+    conditioned = problem.coupling_ops.condition <= PAIR_CONDITION
+    return "primal" if n * d * d + K * d ** 3 < n ** 3 / 3 or not conditioned else "pair"
 
 
 def kernel_peak(problem: Problem, form: str) -> int:
@@ -67,14 +80,27 @@ def kernel_peak(problem: Problem, form: str) -> int:
 
 def out_of_reach(problem: Problem) -> bool:
     """Whether "auto" takes the matrix-free form: both structured forms exceed STRUCTURED_BUDGET entries (the
-    primal form's K blocks of (d+1)² and its n×(d+1) pair rows for dense data, the pair form's n×n matrix), or there
-    are at least MATRIX_FREE_PAIRS pairs per feature. Linear problems only: a kernel problem has its N×N Gram
-    already."""
+    primal form's K blocks of (d+1)² and its n×(d+1) pair rows for dense data, the pair form's n×n matrix), there
+    are at least MATRIX_FREE_PAIRS pairs per feature, or the problem is :func:`sparse_and_wide`. Linear problems
+    only: a kernel problem has its N×N Gram already."""
     if problem.is_kernel:
         return False
+    n, d = len(problem.pairs), problem.n_features + 1
+    return not structured_fits(problem) or n >= MATRIX_FREE_PAIRS * d or sparse_and_wide(problem)
+
+
+def structured_fits(problem: Problem) -> bool:
+    """Whether a structured form of a linear problem fits STRUCTURED_BUDGET entries."""
     n, d, K = len(problem.pairs), problem.n_features + 1, problem.n_classes
     rows = n * d if not sp.issparse(problem.X) else 0
-    return min(K * d * d + rows, n * n) > STRUCTURED_BUDGET or n >= MATRIX_FREE_PAIRS * d
+    return min(K * d * d + rows, n * n) <= STRUCTURED_BUDGET
+
+
+def sparse_and_wide(problem: Problem) -> bool:
+    """A sparse linear problem with at least SPARSE_MATRIX_FREE_PAIRS pairs whose cheaper structured form is the
+    pair form: "auto" solves it matrix-free first, and in the pair form only when that is not certified."""
+    return (not problem.is_kernel and sp.issparse(problem.X) and len(problem.pairs) >= SPARSE_MATRIX_FREE_PAIRS
+            and structured_form(problem) == "pair")
 
 
 def retry_in_primal(problem, result: SolveResult, finish: str) -> bool:
@@ -87,11 +113,12 @@ def retry_in_primal(problem, result: SolveResult, finish: str) -> bool:
             and K * d * d <= STRUCTURED_BUDGET and (not problem.is_kernel or fits(kernel_peak(problem, "primal"))))
 
 
-def better(primal: SolveResult, pair: SolveResult) -> SolveResult:
-    """The result with the smaller proven bound; the primal one records the pair form's attempt."""
-    primal.info["pair_attempt"] = {"relative_gap_bound": pair.relative_gap_bound, "finish": pair.finish,
-                                   "iterations": pair.iterations}
-    return primal if primal.relative_gap_bound <= pair.relative_gap_bound else pair
+def better(retry: SolveResult, attempt: SolveResult) -> SolveResult:
+    """The result with the smaller proven bound (the retry's when equal); the retry records the first attempt under
+    ``info["<form>_attempt"]`` ("pair_attempt", "matrix_free_attempt")."""
+    retry.info[f"{attempt.form.replace('-', '_')}_attempt"] = {
+        "relative_gap_bound": attempt.relative_gap_bound, "finish": attempt.finish, "iterations": attempt.iterations}
+    return retry if retry.relative_gap_bound <= attempt.relative_gap_bound else attempt
 
 
 def mm_first(problem: Problem, stepper) -> bool:
