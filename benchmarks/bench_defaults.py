@@ -73,6 +73,9 @@ SETTINGS = {
     "rest free-b cv b8 jh": {**REST_FREE, **LEARNED, "beta": 8.0, "rule_scoring": 0.5},
     "rest SwHb cv b2": {**REST_HARD, **LEARNED, "beta": 2.0},
     "rest SwHb paper-rule b2": {**REST_HARD, "beta": 2.0, "decision_rule": "paper"},
+    "default rule_cv=3": {"rule_cv": 3},
+    "default b16": {"beta": 16.0},
+    "default b64": {"beta": 64.0},
 }
 DEFAULT_SETTINGS = ("default", "paper")
 BASELINES = ("OvR LinearSVC", "OvR SVC", "nothing")

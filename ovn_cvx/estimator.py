@@ -566,8 +566,10 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         fold_of = np.full(X.shape[0], -1)
         for fold, ((_, test), (classes, values, summary)) in enumerate(zip(splits, fits)):
             fold_of[test] = fold
+            # an indicator matrix keeps its K columns in a fold (without a DataFrame's names: classes are 0..K−1);
             # 1-D y: a fold can miss a class (its values stay NEVER, as a label left out of a fold fit)
-            F[np.ix_(test, np.searchsorted(self.classes_, classes))] = values
+            columns = np.arange(self.classes_.size) if self.multilabel_ else np.searchsorted(self.classes_, classes)
+            F[np.ix_(test, columns)] = values
             self._say(f"fold {fold + 1}/{len(splits)}: {summary}")
         return F, fold_of
 

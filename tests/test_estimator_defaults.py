@@ -279,6 +279,25 @@ def test_dataframe_label_matrix_keeps_its_column_names(multilabel_data):
     np.testing.assert_array_equal(named.predict(X), plain.predict(X))
 
 
+@pytest.mark.parametrize("names", [["tag c", "tag a", "tag b", "tag d"], [3, 1, 0, 2]], ids=["text", "integers"])
+def test_dataframe_label_matrix_with_the_learned_rule(multilabel_data, names):
+    """Unsorted column names (text, or integers that are not the column positions) with the default learned rule,
+    whose internal folds see the matrix without its names: the same out-of-fold values, rule and predictions as the
+    plain matrix."""
+    X, Y, _ = multilabel_data
+    Y = np.clip(Y, 0, None)[:, :4]
+    assert (Y == 1).any(axis=0).all()
+    named = OvNClassifier(probability=True).fit(X, pd.DataFrame(Y, columns=names))
+    plain = OvNClassifier(probability=True).fit(X, Y)
+    assert named.classes_.tolist() == names
+    F = plain.decision_function(X)
+    assert named.rule_.kind == plain.rule_.kind
+    np.testing.assert_array_equal(named.rule_.predict(F), plain.rule_.predict(F))
+    assert named.rule_gain_ == plain.rule_gain_ and plain.rule_scores_ == named.rule_scores_
+    np.testing.assert_array_equal(named.predict(X), plain.predict(X))
+    np.testing.assert_array_equal(named.predict_proba(X), plain.predict_proba(X))
+
+
 @pytest.mark.parametrize("params, match", [({"kernel": "poly", "degree": 400, "coef0": 10.0}, "degree=400"),
                                            ({"kernel": "poly", "coef0": 1e300}, "coef0=1e\\+300"),
                                            ({"kernel": {}}, "kernel must be one of"),
