@@ -42,6 +42,12 @@ TRIVIAL_SPREAD = 1e-5
 #: a pair is a support vector when its residual is >= −SUPPORT_TOL (the accuracy of the solvers, docs/theory.md §10)
 SUPPORT_TOL = 1e-6
 
+#: ``beta="auto"``: the hinge weight (relative to κ₀ with ``beta_scale="kernel"``) for an indicator matrix and for
+#: 1-D class labels, each the best measured of 0.5–64 for its kind of target (docs/benchmarks/defaults.md): with the
+#: argmax of 1-D y, weaker regularisation gained up to 0.015 accuracy (linear kernel; RBF within 0.004), while the
+#: learned multilabel rule preferred 2–4
+AUTO_BETA = {"multilabel": 4.0, "classes": 16.0}
+
 #: the proven relative accuracy (``tol``) of the internal fold fits of ``rule_cv``, when ``tol`` is finer: their
 #: out-of-fold decision values only place a learned rule's thresholds and the calibration, which a finer solve did
 #: not move on the benchmark sets (docs/benchmarks/defaults.md)
@@ -122,8 +128,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Coupling of the weight vectors, in the open interval (−1/(K−1), 1). The hard-w variants (HwSb, HwHb)
         ignore it (Σ_k w_k = 0 removes the coupling), without a warning, so that one grid can search variant
         and alpha together.
-    beta : float > 0, default=4.0
-        Hinge weight, relative to the kernel's size with ``beta_scale="kernel"``. Suggested grid: 2⁻³ … 2⁹ in
+    beta : float > 0 or "auto", default="auto"
+        Hinge weight, relative to the kernel's size with ``beta_scale="kernel"``. ``"auto"``: 4 for an indicator
+        matrix (multilabel), 16 for 1-D class labels (``AUTO_BETA``, measured). Suggested grid: 2⁻³ … 2⁹ in
         factors of 4 (0.125, 0.5, 2, 8, 32, 128, 512) with the relative scale — the same range on every data set
         and kernel; a winner on an edge of it is rare (docs/benchmarks/defaults.md). For K = 2 and HwHb the model is
         ``SVC(C=beta/2)`` (absolute β; with the relative scale C = beta / (2 κ₀)).
@@ -242,7 +249,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     kernel_scale_ : float
         κ₀, the mean κ(x_i, x_i) over the training rows (on the features of ``kernel_approximation``, if any).
     hinge_weight_ : float
-        The problem's β: ``beta / kernel_scale_`` (``beta_scale="kernel"``) or ``beta``.
+        The problem's β: ``beta / kernel_scale_`` (``beta_scale="kernel"``) or ``beta`` (``"auto"``: its value for
+        the fitted kind of target).
     rule_ : DecisionRule
         A learned rule (``decision_rule`` "cv", or "auto" with negatives) with an indicator matrix only: the rule
         used (``rule_.predict(F)``), the paper's when the learner did not beat it.
@@ -281,7 +289,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, variant="SwSb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
-                 beta=4.0, beta_scale="kernel", bias_penalty="auto", solver="auto", threshold=1.0, fallback="argmax",
+                 beta="auto", beta_scale="kernel", bias_penalty="auto", solver="auto", threshold=1.0, fallback="argmax",
                  negatives="rest", decision_rule="auto", rule_scoring=0.5, rule_selection="cv", rule_cv=5,
                  probability=False, calibration="sigmoid", tol=1e-6, max_iter=10_000, warm_start=False,
                  class_weight=None, kernel_approximation=None, n_components=100, n_landmarks=None,
@@ -335,7 +343,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         "degree": [Interval(Integral, 0, None, closed="left")],
         "coef0": [_RealInterval(None, None, closed="neither")],
         "alpha": [_RealInterval(-1, 1, closed="neither")],
-        "beta": [_RealInterval(0, None, closed="neither")],
+        "beta": [StrOptions({"auto"}), _RealInterval(0, None, closed="neither")],
         "beta_scale": [StrOptions(set(BETA_SCALES))],
         "bias_penalty": [StrOptions({"auto"}), _RealInterval(0, None, closed="left")],
         "solver": [str],
@@ -368,6 +376,13 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(self.bias_penalty, str):
             return 0.0 if self.negatives == "rest" else 1.0
         return float(self.bias_penalty)
+
+    @property
+    def _beta(self) -> float:
+        """β: ``beta``, or for "auto" ``AUTO_BETA`` of the fitted kind of target."""
+        if isinstance(self.beta, str):
+            return AUTO_BETA["multilabel" if self.multilabel_ else "classes"]
+        return float(self.beta)
 
     @property
     def _learns_rule(self) -> bool:
@@ -505,12 +520,13 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         kernel = self.kernel if feature_map is None else "linear"
         self.kernel_scale_ = kernel_scale(kernel, X, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                                           sample_weight=train.row_weight)
-        self.hinge_weight_ = self.beta / self.kernel_scale_ if self.beta_scale == "kernel" else float(self.beta)
+        beta = self._beta
+        self.hinge_weight_ = beta / self.kernel_scale_ if self.beta_scale == "kernel" else beta
         alpha = 0.0 if self.variant.startswith("Hw") else self.alpha  # ignored by hard w: no warning per fit
         problem = Problem(X, train.Y, self.variant, kernel, alpha=alpha, beta=self.hinge_weight_,
                           bias_penalty=self._bias_penalty, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                           sample_weight=train.sample_weight, label_weight=train.label_weight)
-        self._say(f"problem: {self.variant}, kernel={kernel!r}, alpha={float(alpha):g}, beta={float(self.beta):g} "
+        self._say(f"problem: {self.variant}, kernel={kernel!r}, alpha={float(alpha):g}, beta={beta:g} "
                   f"(kernel scale {self.kernel_scale_:.4g}: hinge weight {self.hinge_weight_:.4g}), "
                   f"bias_penalty={self._bias_penalty:g}, {problem.pairs.sample.size} pairs")
         return problem, feature_map

@@ -8,13 +8,12 @@ import pandas as pd
 import pytest
 from sklearn.calibration import _SigmoidCalibration
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import KFold
 from sklearn.utils._param_validation import InvalidParameterError
 
 import ovn_cvx
 from ovn_cvx import OvNClassifier, Problem
 from ovn_cvx._sklearn_compat import PlattSigmoid, _own_fit_context
-from ovn_cvx.estimator import kernel_scale
+from ovn_cvx.estimator import AUTO_BETA, kernel_scale
 from ovn_cvx.exceptions import DegenerateLabelWarning
 from ovn_cvx.labels import DecisionRule, UTILITIES, expected_best_labels, utility_function
 from ovn_cvx.rules import SCORERS, _learner_predictions, _Search, learn_rule, outweighs_noise, scorer
@@ -73,7 +72,8 @@ def test_the_defaults_are_the_documented_model(class_data, solved_problems):
     problem = solved_problems[-1]
     kappa0 = (X**2).sum(axis=1).mean()
     assert (problem.variant, problem.bias_penalty, problem.alpha) == ("SwSb", 0.0, 0.0)
-    assert problem.beta == pytest.approx(OvNClassifier().beta / kappa0)
+    assert OvNClassifier().beta == "auto" and AUTO_BETA == {"multilabel": 4.0, "classes": 16.0}
+    assert problem.beta == pytest.approx(16.0 / kappa0) and est.hinge_weight_ == problem.beta
     assert (problem.Y == -1).sum() == len(y) * (np.unique(y).size - 1)  # every other class a known negative
     assert not hasattr(est, "rule_")  # 1-D y: the argmax
 
@@ -93,6 +93,7 @@ def test_default_multilabel_fit_learns_a_guarded_rule(multilabel_data):
     X, Y, _ = multilabel_data
     Y = np.clip(Y, 0, None)
     est = OvNClassifier().fit(X, Y)
+    assert est.hinge_weight_ == pytest.approx(4.0 / (X**2).sum(axis=1).mean())  # beta="auto" for an indicator
     assert isinstance(est.rule_, DecisionRule) and np.isfinite(est.rule_gain_) and est.rule_gain_error_ >= 0
     if not est.rule_gain_ > est.rule_gain_error_:
         assert est.rule_ == DecisionRule(1.0, fallback=True)
@@ -393,13 +394,7 @@ def test_problem_of_the_default_fit_is_the_reference(class_data):
     est = OvNClassifier().fit(X, y)
     classes, Y = np.unique(y), None
     Y = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
-    problem = Problem(X, Y, "SwSb", alpha=0.0, beta=est.beta / est.kernel_scale_, bias_penalty=0.0)
+    problem = Problem(X, Y, "SwSb", alpha=0.0, beta=16.0 / (X**2).sum(axis=1).mean(), bias_penalty=0.0)
     reference = ovn_cvx.solve(problem, method="cvxpy", solver=REFERENCE)
     np.testing.assert_allclose(est.decision_function(X), X @ reference.coef + reference.b, atol=1e-4)
 
-
-def test_fold_fits_start_from_the_full_fit(multilabel_data):
-    X, Y, _ = multilabel_data
-    Y = np.clip(Y, 0, None)
-    est = OvNClassifier(rule_cv=KFold(3)).fit(X, Y)
-    assert est._start[2] is est.result_
