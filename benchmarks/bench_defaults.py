@@ -73,7 +73,8 @@ SETTINGS = {
     "rest free-b cv b8 jh": {**REST_FREE, **LEARNED, "beta": 8.0, "rule_scoring": 0.5},
     "rest SwHb cv b2": {**REST_HARD, **LEARNED, "beta": 2.0},
     "rest SwHb paper-rule b2": {**REST_HARD, "beta": 2.0, "decision_rule": "paper"},
-    "default rule_cv=3": {"rule_cv": 3},
+    "default rule_cv=5": {"rule_cv": 5},
+    "default paper-rule": {"decision_rule": "paper"},
     "default b16": {"beta": 16.0},
     "default b64": {"beta": 64.0},
 }
@@ -159,7 +160,7 @@ def _needed(data: str, kernel: str, model: str) -> bool:
 
 #: settings that differ from another only by the multilabel rule (the same model for 1-D targets)
 SAME_FOR_CLASSES = ("rest free-b paper-rule b2", "rest SwHb paper-rule b2", "rest free-b cv b2 jh",
-                    "rest free-b cv b4 jh", "rest free-b cv b8 jh")
+                    "rest free-b cv b4 jh", "rest free-b cv b8 jh", "default rule_cv=5", "default paper-rule")
 
 
 def cells(data_sets, kernels, seeds, models):

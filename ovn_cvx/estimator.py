@@ -181,7 +181,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         one-standard-error rule): the simplest family (paper, global threshold, top-m, score-gap, expected score,
         per-label thresholds) whose score is within one standard error of the best, the error from the best
         rule's scores on the ``rule_cv`` folds. The chosen family's best rule on all the values is kept.
-    rule_cv : int or cross-validation splitter, default=5
+    rule_cv : int or cross-validation splitter, default=3
         The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
         random_state=0)``; both use the same out-of-fold decision values.
         Each fold is fitted once (from a cold start), whatever the number of candidate rules, to the proven relative
@@ -290,7 +290,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, variant="SwSb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
                  beta="auto", beta_scale="kernel", bias_penalty="auto", solver="auto", threshold=1.0, fallback="argmax",
-                 negatives="rest", decision_rule="auto", rule_scoring=0.5, rule_selection="cv", rule_cv=5,
+                 negatives="rest", decision_rule="auto", rule_scoring=0.5, rule_selection="cv", rule_cv=3,
                  probability=False, calibration="sigmoid", tol=1e-6, max_iter=10_000, warm_start=False,
                  class_weight=None, kernel_approximation=None, n_components=100, n_landmarks=None,
                  landmarks="random", random_state=None, verbose=0, n_jobs=None):
