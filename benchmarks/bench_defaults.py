@@ -75,6 +75,7 @@ SETTINGS = {
     "rest SwHb paper-rule b2": {**REST_HARD, "beta": 2.0, "decision_rule": "paper"},
     "default rule_cv=5": {"rule_cv": 5},
     "default paper-rule": {"decision_rule": "paper"},
+    "default b4": {"beta": 4.0},
     "default b16": {"beta": 16.0},
     "default b64": {"beta": 64.0},
 }
