@@ -48,11 +48,6 @@ SUPPORT_TOL = 1e-6
 #: learned multilabel rule preferred 2–4
 AUTO_BETA = {"multilabel": 4.0, "classes": 16.0}
 
-#: ``solver="auto"`` solves a linear problem by dual coordinate descent (``"smo"``) when ``tol`` is at least this:
-#: it proved 1e-3 in 3–5 passes, 1.8–3.3× faster than the MM solver on mlc-12 and scene (about equal on emotions),
-#: whose interior-point finish costs the same at any ``tol``; to 1e-6 the MM solver was as fast or 3× faster
-COARSE_TOL = 1e-3
-
 #: the proven relative accuracy (``tol``) of the internal fold fits of ``rule_cv``, when ``tol`` is finer: their
 #: out-of-fold decision values only place a learned rule's thresholds and the calibration, which a finer solve did
 #: not move on the benchmark sets (docs/benchmarks/defaults.md)
@@ -149,10 +144,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         class its own offset: with α = 0 and SwSb each class is then its own binary hinge SVM, one-vs-rest), 1
         with ``negatives="none"`` (there γ = 0 would make the trivial solution optimal, docs/theory.md §3.4).
     solver : str, default="auto"
-        ``"auto"``: the dual decomposition solver for an exact kernel and for a linear problem with ``tol`` ≥ 1e-3
-        (``COARSE_TOL``; the internal folds of ``rule_cv``), else the MM solver (and for a fit the dual
-        decomposition could not prove), the fastest certified choice measured (docs/benchmarks/practical.md,
-        docs/benchmarks/defaults.md). ``"smo"`` (dual decomposition, ``ovn_cvx.solvers.smo``), ``"mm"``
+        ``"auto"``: the dual decomposition solver for an exact kernel and the MM solver for linear problems (and
+        for a kernel fit the dual decomposition could not prove), the fastest certified choice measured
+        (docs/benchmarks/practical.md). ``"smo"`` (dual decomposition, ``ovn_cvx.solvers.smo``), ``"mm"``
         (majorization–minimization with an interior-point finish, ``ovn_cvx.solvers.mm``), or the name of an
         installed CVXPY solver (``"CLARABEL"``, ``"ECOS"``, ``"OSQP"``, ``"SCS"``, ...) for the reference
         formulation.
@@ -662,7 +656,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             variant, is_kernel, previous = self._start
             if (variant, is_kernel, previous.coef.shape) == (problem.variant, problem.is_kernel, problem.coef_shape):
                 start = replace(previous, problem=problem)  # the previous solution as a start for this problem
-        if method == "smo" or (method == "auto" and (problem.is_kernel or self.tol >= COARSE_TOL)):
+        if method == "smo" or (method == "auto" and problem.is_kernel):
             dual_fits = start is not None and start.dual is not None and start.dual.shape == problem.coef_shape
             result = solve(problem, method="smo", gap_tol=self.tol, warm_start=start if dual_fits else None)
             if result.success or method == "smo":
