@@ -48,11 +48,6 @@ SUPPORT_TOL = 1e-6
 #: learned multilabel rule preferred 2–4
 AUTO_BETA = {"multilabel": 4.0, "classes": 16.0}
 
-#: the proven relative accuracy (``tol``) of the internal fold fits of ``rule_cv``, when ``tol`` is finer: their
-#: out-of-fold decision values only place a learned rule's thresholds and the calibration, which a finer solve did
-#: not move on the benchmark sets (docs/benchmarks/defaults.md)
-FOLD_TOL = 1e-3
-
 FALLBACKS = ("argmax", "none")
 NEGATIVES = ("none", "rest")
 #: the package's own certified solvers (any other ``solver`` names a CVXPY solver)
@@ -184,9 +179,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     rule_cv : int or cross-validation splitter, default=3
         The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
         random_state=0)``; both use the same out-of-fold decision values.
-        Each fold is fitted once (from a cold start), whatever the number of candidate rules, to the proven relative
-        accuracy ``max(tol, FOLD_TOL)`` (1e-3: out-of-fold values only place the rule's thresholds and the
-        calibration); ``n_jobs`` of them at a time.
+        Each fold is fitted once (from a cold start), whatever the number of candidate rules; ``n_jobs`` of them at a
+        time.
     probability : bool, default=False
         Enable ``predict_proba``: ``fit`` calibrates the out-of-fold decision values of ``rule_cv`` per label.
     calibration : {"sigmoid", "isotonic"}, default="sigmoid"
@@ -568,14 +562,14 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
 
     def _out_of_fold(self, X, y, sample_weight):
         """Out-of-fold decision values (n, K) of every training pattern (docs/theory.md §5.1) and the fold of each:
-        one fit per fold of ``rule_cv`` to the accuracy ``max(tol, FOLD_TOL)``, ``n_jobs`` folds at a time."""
+        one fit per fold of ``rule_cv``, ``n_jobs`` folds at a time."""
         # shuffled: the bundled multilabel files are sorted by label set, so contiguous folds would lack labels
         folds = KFold(self.rule_cv, shuffle=True, random_state=0) if isinstance(self.rule_cv, Integral) \
             else self.rule_cv
         # cold starts: from the full fit's solution (MM) or its dual point on the fold's rows (the dual
         # decomposition) the fold fits took up to 4× (MM, emotions) and 2× (scene, RBF) longer (measured)
         fold_model = clone(self).set_params(decision_rule="paper", probability=False, warm_start=False, verbose=0,
-                                            n_jobs=None, tol=max(self.tol, FOLD_TOL))
+                                            n_jobs=None)
         splits = list(folds.split(X, y))
         fits = parallel_map(_FoldFit(fold_model, X, y, sample_weight), splits, n_jobs=self.n_jobs or 1)
         F = np.full((X.shape[0], self.classes_.size), NEVER)
