@@ -40,3 +40,14 @@ def test_cells_and_summary(bench):
     assert ("emotions", "linear", 1, "OvN default") not in cells  # one standard split
     assert ("iris", "rbf", 0, "OvR LinearSVC") not in cells and ("iris", "linear", 0, "OvR SVC") not in cells
     assert ("iris", "rbf", 1, "OvR SVC") in cells and ("emotions", "rbf", 0, "OvN default") in cells
+
+
+def test_stage_times_restore_the_estimator(bench):
+    from ovn_cvx import OvNClassifier
+    originals = [getattr(owner, name) for owner, name, _ in bench.STAGES]
+    stages = bench.stage_times("mlc-6", "linear", repeats=1)
+    assert [getattr(owner, name) for owner, name, _ in bench.STAGES] == originals
+    assert OvNClassifier._solve is originals[2]
+    # every stage ran and lies within the fit: the fold fits hold their solves, the solves the folds' and the full one
+    assert 0 < stages["folds"] < stages["solves"] < stages["total"] and 0 < stages["rule search"] < stages["total"]
+    assert stages["ratio"] == stages["total"] / stages["baseline"]
