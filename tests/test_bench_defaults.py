@@ -48,6 +48,7 @@ def test_stage_times_restore_the_estimator(bench):
     stages = bench.stage_times("mlc-6", "linear", repeats=1)
     assert [getattr(owner, name) for owner, name, _ in bench.STAGES] == originals
     assert OvNClassifier._solve is originals[2]
-    # every stage ran and lies within the fit: the fold fits hold their solves, the solves the folds' and the full one
-    assert 0 < stages["folds"] < stages["solves"] < stages["total"] and 0 < stages["rule search"] < stages["total"]
+    # every stage ran within the fit; the fold fits and the rule search after the full fit's solve
+    assert all(0 < stages[column] < stages["total"] for _, _, column in bench.STAGES)
+    assert stages["folds"] + stages["rule search"] < stages["total"]
     assert stages["ratio"] == stages["total"] / stages["baseline"]
