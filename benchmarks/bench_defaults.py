@@ -18,7 +18,12 @@ baseline); ``OvR SVC``: ``OneVsRestClassifier(SVC(kernel=kernel))`` (C = 1, gamm
 ``nothing``: no label for every row (multilabel) or the most frequent class (multiclass, scikit-learn's
 ``DummyClassifier``). Metrics on the test rows: example-based Jaccard (scikit-learn's ``jaccard_score(average=
 "samples", zero_division=1)``: a row with neither true nor predicted labels counts 1), Hamming loss, accuracy
-(multilabel: the exact-set accuracy), predicted labels a row, fit time (seconds, the whole pipeline).
+(multilabel: the exact-set accuracy), predicted labels a row, fit time (seconds, the whole pipeline; with a kernel
+and ``--n-jobs 1`` after one untimed kernel fit, which loads the dual decomposition's compiled loops).
+
+``--stages``: instead of the cells, the default fit's seconds by stage (input checks, the problem with κ₀, the solves,
+the internal folds' fits, the rule search; ``STAGES``) and in total against the baseline's fit, on each data set's
+first training split, medians of 3.
 
 Output (``--out``): bench_defaults.csv (one row per data set × kernel × seed × model) and bench_defaults.md (machine
 stamp, the mean over seeds per data set, kernel and model).
@@ -26,6 +31,7 @@ stamp, the mean over seeds per data set, kernel and model).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 import warnings
 from pathlib import Path
@@ -44,6 +50,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
 
 from ovn_cvx import OvNClassifier
+from ovn_cvx import estimator as estimator_module
 from ovn_cvx._reports import environment, markdown_table
 from ovn_cvx.datasets import load_emotions, load_glass, load_iris, load_scene, load_wine
 
@@ -73,6 +80,11 @@ SETTINGS = {
     "rest free-b cv b8 jh": {**REST_FREE, **LEARNED, "beta": 8.0, "rule_scoring": 0.5},
     "rest SwHb cv b2": {**REST_HARD, **LEARNED, "beta": 2.0},
     "rest SwHb paper-rule b2": {**REST_HARD, "beta": 2.0, "decision_rule": "paper"},
+    "default rule_cv=5": {"rule_cv": 5},
+    "default paper-rule": {"decision_rule": "paper"},
+    "default b4": {"beta": 4.0},
+    "default b16": {"beta": 16.0},
+    "default b64": {"beta": 64.0},
 }
 DEFAULT_SETTINGS = ("default", "paper")
 BASELINES = ("OvR LinearSVC", "OvR SVC", "nothing")
@@ -156,7 +168,16 @@ def _needed(data: str, kernel: str, model: str) -> bool:
 
 #: settings that differ from another only by the multilabel rule (the same model for 1-D targets)
 SAME_FOR_CLASSES = ("rest free-b paper-rule b2", "rest SwHb paper-rule b2", "rest free-b cv b2 jh",
-                    "rest free-b cv b4 jh", "rest free-b cv b8 jh")
+                    "rest free-b cv b4 jh", "rest free-b cv b8 jh", "default rule_cv=5", "default paper-rule")
+
+
+def warm_up() -> None:
+    """One small kernel fit before the timed cells: the dual decomposition's compiled loops are loaded (or compiled)
+    by the first kernel fit of a process, which would otherwise be timed in the first RBF cell (up to 50 s)."""
+    X, Y = make_multilabel_classification(n_samples=40, n_features=5, n_classes=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        OvNClassifier(kernel="rbf", decision_rule="paper").fit(X, Y)
 
 
 def cells(data_sets, kernels, seeds, models):
@@ -175,6 +196,56 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.groupby(["task", "data", "kernel", "model"], sort=False)[metrics].mean().reset_index()
 
 
+#: the stages of a default fit that ``--stages`` times: (module or class, function name, column); "solves" holds every
+#: solve (the full fit's and the folds'), "folds" the fold fits with their solves and predictions
+STAGES = ((OvNClassifier, "_check_fit_input", "checks"), (OvNClassifier, "_problem", "problem"),
+          (OvNClassifier, "_solve", "solves"), (OvNClassifier, "_out_of_fold", "folds"),
+          (estimator_module, "learn_rule", "rule search"))
+
+
+@contextlib.contextmanager
+def timing(owner, name: str, column: str, totals: dict):
+    """``owner.name`` adds its run time to ``totals[column]`` inside the block."""
+    original = getattr(owner, name)
+
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            totals[column] = totals.get(column, 0.0) + time.perf_counter() - start
+
+    setattr(owner, name, timed)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+def stage_times(data: str, kernel: str, repeats: int = 3) -> dict:
+    """Seconds of a default fit on the first training split of ``data`` (seed 0, StandardScaler'd) by stage
+    (``STAGES``) and in total, and of the kernel's one-vs-rest baseline (LinearSVC, RBF: SVC): medians of
+    ``repeats`` fits."""
+    X, Y = splits(data, 0)[0][:2]
+    X = StandardScaler().fit_transform(X)
+    runs = []
+    for _ in range(repeats):
+        totals = {}
+        with contextlib.ExitStack() as stack:
+            for owner, name, column in STAGES:
+                stack.enter_context(timing(owner, name, column, totals))
+            start = time.perf_counter()
+            OvNClassifier(kernel=kernel).fit(X, Y)
+            totals["total"] = time.perf_counter() - start
+        baseline = OneVsRestClassifier(LinearSVC() if kernel == "linear" else SVC(kernel=kernel))
+        start = time.perf_counter()
+        baseline.fit(X, Y)
+        totals["baseline"] = time.perf_counter() - start
+        runs.append(totals)
+    medians = pd.DataFrame(runs).median().to_dict()
+    return {"data": data, "kernel": kernel, **medians, "ratio": medians["total"] / medians["baseline"]}
+
+
 def main(argv=None) -> pd.DataFrame:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", nargs="+", default=list(MULTILABEL + MULTICLASS),
@@ -184,9 +255,21 @@ def main(argv=None) -> pd.DataFrame:
     parser.add_argument("--settings", nargs="+", default=list(DEFAULT_SETTINGS), choices=list(SETTINGS))
     parser.add_argument("--n-jobs", type=int, default=1, help="cells in parallel (fit times then share the cores)")
     parser.add_argument("--out", type=Path, help="directory for bench_defaults.csv and bench_defaults.md")
+    parser.add_argument("--stages", action="store_true",
+                        help="instead: the default fit's time by stage against the baseline's (seed 0, median of 3)")
     args = parser.parse_args(argv)
+    if args.stages:
+        if any(kernel != "linear" for kernel in args.kernels):
+            warm_up()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            frame = pd.DataFrame([stage_times(data, kernel) for kernel in args.kernels for data in args.data])
+        print(frame.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        return frame
     models = [f"OvN {name}" for name in args.settings] + list(BASELINES)
     todo = list(cells(args.data, args.kernels, args.seeds, models))
+    if args.n_jobs == 1 and any(kernel != "linear" for kernel in args.kernels):
+        warm_up()
     started = time.perf_counter()
     rows = []
     for row in Parallel(n_jobs=args.n_jobs, batch_size=1, return_as="generator")(delayed(run_cell)(*cell)

@@ -74,6 +74,14 @@ def at_least(F, threshold) -> np.ndarray:
         return np.asarray(F) >= t - TIE_TOL * np.maximum(1.0, np.abs(t))
 
 
+def argmax_labels(F) -> np.ndarray:
+    """The boolean n×K matrix of each row's argmax label of F (n×K, a float array), up to ``TIE_TOL``: the first
+    label within round-off of the row's largest value."""
+    top_label = np.zeros(F.shape, dtype=bool)
+    top_label[np.arange(F.shape[0]), at_least(F, F.max(axis=1, keepdims=True)).argmax(axis=1)] = True
+    return top_label
+
+
 def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True, top: int | None = None,
                    gap: float | None = None) -> np.ndarray:
     """docs/theory.md §5 on decision values F (n×K), as a boolean n×K label matrix, every comparison up to ``TIE_TOL``:
@@ -81,8 +89,7 @@ def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True,
     or with ``top = m`` the labels at least the row's m-th largest value, or with ``gap = g`` the labels within g of
     the row's largest value; when that set is empty and ``fallback``, the argmax."""
     F = np.asarray(F, dtype=np.float64)
-    top_label = np.zeros(F.shape, dtype=bool)
-    top_label[np.arange(F.shape[0]), at_least(F, F.max(axis=1, keepdims=True)).argmax(axis=1)] = True
+    top_label = argmax_labels(F)
     if not multilabel:
         return top_label
     if top is not None:

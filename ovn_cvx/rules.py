@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
 from ._sklearn_compat import SigmoidCalibration
-from .labels import NEVER, DecisionRule, is_jaccard_weight
+from .labels import NEVER, DecisionRule, argmax_labels, at_least, is_jaccard_weight
 
 
 def _counts(T, P, w):
@@ -24,8 +24,26 @@ def _ratio(num, den):
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 1.0)
 
 
-def _jaccard(T, P, w):
-    return np.average(_ratio((T & P).sum(axis=-1), (T | P).sum(axis=-1)), weights=w, axis=-1)
+class RowScorer:
+    """A metric that is a (w-weighted) mean over rows of a score of each row's counts: ``of_counts(common, predicted,
+    true, n_labels, w)`` with ``common`` = |T ∩ P|, ``predicted`` = |P| and ``true`` = |T| per row (P may carry
+    leading axes). Called as the other scorers, on T, P and w; the per-label threshold search builds the counts of
+    its candidates directly (``_Search._label_trials``)."""
+
+    def __init__(self, of_counts):
+        self.of_counts = of_counts
+
+    def __call__(self, T, P, w):
+        return self.of_counts(np.count_nonzero(T & P, axis=-1), np.count_nonzero(P, axis=-1),
+                              np.count_nonzero(T, axis=-1), T.shape[-1], w)
+
+
+def _jaccard_counts(common, predicted, true, n_labels, w):
+    return np.average(_ratio(common, predicted + true - common), weights=w, axis=-1)
+
+
+def _hamming_counts(common, predicted, true, n_labels, w):
+    return 1.0 - np.average((predicted + true - 2 * common) / n_labels, weights=w, axis=-1)
 
 
 def _f1_micro(T, P, w):
@@ -38,9 +56,6 @@ def _f1_macro(T, P, w):
     return _ratio(2 * tp, 2 * tp + fp + fn).mean(axis=-1)
 
 
-def _hamming(T, P, w):
-    return 1.0 - np.average((T != P).mean(axis=-1), weights=w, axis=-1)
-
 
 #: the metrics a rule can be chosen by, each "higher is better", on boolean truth T and predictions P (n×K) with
 #: row weights w: scikit-learn's ``jaccard_score(average="samples")``, ``f1_score(average="micro"/"macro")`` and
@@ -48,14 +63,16 @@ def _hamming(T, P, w):
 #: match). Written on numpy counts because the search scores thousands of candidates and scikit-learn's input checks
 #: cost milliseconds a call; P may carry leading axes (a batch of candidates' predictions, one score each).
 #: tests/test_estimator_rules.py checks every one against scikit-learn.
-SCORERS = {"jaccard": _jaccard, "f1_micro": _f1_micro, "f1_macro": _f1_macro, "hamming": _hamming}
+SCORERS = {"jaccard": RowScorer(_jaccard_counts), "f1_micro": _f1_micro, "f1_macro": _f1_macro,
+           "hamming": RowScorer(_hamming_counts)}
 
 
 def scorer(scoring):
     """The metric of ``scoring``: a key of ``SCORERS``, or a Jaccard weight λ in [0, 1], the trade λ · Jaccard +
     (1 − λ) · (1 − Hamming loss) (1: "jaccard", 0: "hamming"). A ValueError naming ``rule_scoring`` otherwise."""
     if is_jaccard_weight(scoring):
-        return lambda T, P, w: scoring * _jaccard(T, P, w) + (1.0 - scoring) * _hamming(T, P, w)
+        return RowScorer(lambda *counts: scoring * _jaccard_counts(*counts)
+                         + (1.0 - scoring) * _hamming_counts(*counts))
     if isinstance(scoring, str) and scoring in SCORERS:
         return SCORERS[scoring]
     raise ValueError(f"rule_scoring must be one of {sorted(SCORERS)} or a Jaccard weight in [0, 1] (the trade "
@@ -236,6 +253,7 @@ class _Search:
             for fallback in (True, False):
                 one("expected score", DecisionRule(calibration=calibration, utility=self.scoring, fallback=fallback))
         start = best["global threshold"][1].threshold
+        candidates = {k: _candidates(F[:, k]) for k in labels}
         for fallback in (True, False):
             thresholds = np.full(F.shape[1], start)
             P = DecisionRule(thresholds, fallback=fallback).predict(F)
@@ -243,19 +261,39 @@ class _Search:
             consider("per-label thresholds", [current], lambda _: DecisionRule(thresholds, fallback=fallback))
             for _ in range(2):
                 for k in labels:
-                    trials = np.repeat(thresholds[None, :], (candidates := _candidates(F[:, k])).size, axis=0)
-                    trials[:, k] = candidates
-                    values, rights = self._batch(F, truth, trials,
-                                                 lambda t: DecisionRule(t[:, None, :], fallback=fallback),
-                                                 sample_weight, label=k)
+                    trials = np.repeat(thresholds[None, :], candidates[k].size, axis=0)
+                    trials[:, k] = candidates[k]
+                    values, rights = self._label_trials(F, truth, trials, k, fallback, sample_weight)
                     consider("per-label thresholds", values, lambda j: DecisionRule(trials[j], fallback=fallback))
                     # ties of the metric go to the threshold that gets more entries of label k right: a row without
                     # labels scores only once every label is right, which no single label's move can show
-                    chosen = max(range(candidates.size), key=lambda j: (values[j], rights[j]))  # the first maximum
+                    chosen = max(range(trials.shape[0]), key=lambda j: (values[j], rights[j]))  # the first maximum
                     if (values[chosen], rights[chosen]) > (current, _right(P, truth, k, sample_weight)):
                         current, thresholds = values[chosen], trials[chosen]
                         P = DecisionRule(thresholds, fallback=fallback).predict(F)
         return {family: best[family] for family in FAMILIES if family in best}
+
+    def _label_trials(self, F, truth, trials, k, fallback, sample_weight):
+        """``_batch`` of the per-label thresholds ``trials`` (C×K), which differ only in label k's: for a
+        ``RowScorer`` from each trial's row counts (C×n) without the C×n×K predictions (the same numbers)."""
+        if not isinstance(self.score_of, RowScorer):
+            return self._batch(F, truth, trials, lambda t: DecisionRule(t[:, None, :], fallback=fallback),
+                               sample_weight, label=k)
+        others = np.arange(F.shape[1]) != k
+        rest = at_least(F[:, others], trials[0, others])  # the other labels' predictions: the same in every trial
+        column = at_least(F[:, k], trials[:, k, None])  # C×n
+        common = np.count_nonzero(rest & truth[:, others], axis=1) + (column & truth[:, k])
+        predicted = np.count_nonzero(rest, axis=1) + column
+        label_k = column
+        if fallback:  # a row with no label gets its argmax label
+            empty = ~column & ~rest.any(axis=1)
+            top = argmax_labels(F)
+            common = np.where(empty, np.count_nonzero(top & truth, axis=1), common)
+            predicted = np.where(empty, 1, predicted)
+            label_k = np.where(empty, top[:, k], column)
+        values = self.score_of.of_counts(common, predicted, np.count_nonzero(truth, axis=1), F.shape[1],
+                                         sample_weight)
+        return values, np.average(label_k == truth[:, k], axis=-1, weights=sample_weight)
 
     def _batch(self, F, truth, params, rule_of, sample_weight, label=None):
         """The score of the rule ``rule_of(params[j:j+1])`` for every j (the rules' predictions as one

@@ -16,15 +16,15 @@ def mlc6(bench):
 
 
 #: measured by the full run (seed 0, 5-fold CV on iris; seed 0 of the generated mlc-6 set)
-IRIS = (0.920, 0.933, 0.333)
-MLC6_DEFAULT, MLC6_BASELINE = (0.558, 0.2225), (0.567, 0.216)
+IRIS = (0.927, 0.933, 0.333)
+MLC6_DEFAULT, MLC6_BASELINE = (0.561, 0.219), (0.567, 0.216)
 
 
 def test_multiclass_default_against_one_vs_rest(iris):
-    """Iris is one of the two sets where the default misses its target (0.013 below one-vs-rest LinearSVC here)."""
+    """Iris: the default within the target's 0.01 of one-vs-rest LinearSVC (0.007 below it here)."""
     default, baseline, nothing = (iris[m]["accuracy"] for m in ("OvN default", "OvR LinearSVC", "nothing"))
     assert (default, baseline, nothing) == pytest.approx(IRIS, abs=0.005)
-    assert baseline - 0.03 < default < baseline - 0.01 and default > nothing
+    assert baseline - 0.01 <= default < baseline and default > nothing
 
 
 def test_multilabel_default_against_one_vs_rest_and_no_label(mlc6):
@@ -40,3 +40,15 @@ def test_cells_and_summary(bench):
     assert ("emotions", "linear", 1, "OvN default") not in cells  # one standard split
     assert ("iris", "rbf", 0, "OvR LinearSVC") not in cells and ("iris", "linear", 0, "OvR SVC") not in cells
     assert ("iris", "rbf", 1, "OvR SVC") in cells and ("emotions", "rbf", 0, "OvN default") in cells
+
+
+def test_stage_times_restore_the_estimator(bench):
+    from ovn_cvx import OvNClassifier
+    originals = [getattr(owner, name) for owner, name, _ in bench.STAGES]
+    stages = bench.stage_times("mlc-6", "linear", repeats=1)
+    assert [getattr(owner, name) for owner, name, _ in bench.STAGES] == originals
+    assert OvNClassifier._solve is originals[2]
+    # every stage ran within the fit; the fold fits and the rule search after the full fit's solve
+    assert all(0 < stages[column] < stages["total"] for _, _, column in bench.STAGES)
+    assert stages["folds"] + stages["rule search"] < stages["total"]
+    assert stages["ratio"] == stages["total"] / stages["baseline"]

@@ -311,7 +311,8 @@ def test_max_iter_warns_and_missing_solution_raises(multiclass_data, monkeypatch
 @pytest.mark.parametrize("params, match", [
     ({"solver": "NOPE"}, "NOPE"), ({"fallback": "all"}, "fallback"), ({"threshold": np.nan}, "threshold"),
     ({"tol": 0}, "tol"), ({"max_iter": 0}, "max_iter"), ({"alpha": 1.0}, "alpha"),
-    ({"beta": 0}, "beta"), ({"variant": "SwXb"}, "variant"), ({"class_weight": "auto"}, "class_weight"),
+    ({"beta": 0}, "beta"), ({"beta": "Auto"}, "beta"), ({"beta": np.nan}, "beta"), ({"variant": "SwXb"}, "variant"),
+    ({"class_weight": "auto"}, "class_weight"),
     ({"degree": "3"}, "degree"), ({"coef0": np.inf}, "coef0"), ({"gamma": -1.0}, "gamma"),
 ])
 def test_bad_parameters_name_the_argument(multiclass_data, params, match):

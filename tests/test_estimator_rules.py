@@ -189,7 +189,7 @@ def count_fits(monkeypatch):
     calls = []
 
     def counting(problem, method="cvxpy", **options):
-        calls.append(options.get("warm_start"))
+        calls.append(options)
         return ovn_cvx.solve(problem, method=method, **options)
 
     monkeypatch.setattr("ovn_cvx.estimator.solve", counting)
@@ -197,12 +197,13 @@ def count_fits(monkeypatch):
 
 
 @pytest.mark.degenerate_labels
-def test_cv_rule_fits_once_per_fold_warm_started(multilabel_data, count_fits):
+def test_cv_rule_fits_once_per_fold_cold(multilabel_data, count_fits):
     X, Y, _ = multilabel_data
     Y = np.clip(Y, 0, None)
     est = paper_model(decision_rule="cv", rule_cv=KFold(4, shuffle=True, random_state=0)).fit(X, Y)
     assert len(count_fits) == 1 + 4  # the full fit and one per fold, whatever the number of candidate rules
-    assert count_fits[0] is None and all(start is not None for start in count_fits[1:])
+    assert all(options["warm_start"] is None for options in count_fits)
+    assert [options["gap_tol"] for options in count_fits] == [1e-6] * 5  # the folds to tol, as the full fit
     assert isinstance(est.rule_, DecisionRule) and set(est.rule_scores_) >= {"paper", "per-label thresholds"}
     np.testing.assert_array_equal(est.predict(X), est.rule_.predict(est.decision_function(X)))
     count_fits.clear()
@@ -503,3 +504,32 @@ def test_held_out_choice_scores_each_fold_with_rules_searched_on_the_others():
     Y = (F + 1.5 * noise > np.sort(F, axis=1)[:, [-2]]).astype(int)
     assert learn_rule(F, Y, "jaccard")[0].kind == "per-label thresholds"
     assert learn_rule(F, Y, "jaccard", selection="cv", folds=folds)[0] == DecisionRule()
+
+
+@pytest.mark.parametrize("scoring", ["jaccard", "hamming", 0.3])
+@pytest.mark.parametrize("fallback", [True, False])
+def test_label_threshold_trials_from_row_counts_equal_the_full_predictions(scoring, fallback):
+    """The per-label search scores a row-wise metric from each candidate's row counts; the oracle: the same
+    candidates' full predictions (``DecisionRule.predict``) scored by the same metric through the generic batch —
+    ties on a threshold (within TIE_TOL), rows left empty (the fallback), a label left out (NEVER), weights."""
+    from ovn_cvx.rules import RowScorer, _candidates, _Search, scorer
+    rng = np.random.default_rng(5)
+    F = np.round(rng.normal(size=(80, 5)), 1)  # rounded: many values equal to a candidate threshold
+    F[:, 3] = NEVER
+    truth = rng.random((80, 5)) < 0.35
+    truth[:, 3] = False
+    w = rng.uniform(0.2, 2.0, size=80)
+    metric = scorer(scoring)
+    assert isinstance(metric, RowScorer)
+    fast = _Search(metric, scoring, DecisionRule(), np.array([0, 1, 2, 4]))
+    generic = _Search(lambda T, P, weights: metric(T, P, weights), scoring, DecisionRule(), np.array([0, 1, 2, 4]))
+    thresholds = np.array([0.3, 1.0, -0.2, 0.5, 0.8])
+    for k in (0, 2, 4):
+        trials = np.repeat(thresholds[None, :], (candidates := _candidates(F[:, k])).size, axis=0)
+        trials[:, k] = candidates
+        for weights in (None, w):
+            values, rights = fast._label_trials(F, truth, trials, k, fallback, weights)
+            expected_values, expected_rights = generic._label_trials(F, truth, trials, k, fallback, weights)
+            np.testing.assert_allclose(values, expected_values, rtol=0, atol=1e-14)
+            np.testing.assert_allclose(rights, expected_rights, rtol=0, atol=1e-14)
+    assert np.ptp(values) > 0.01  # the candidates differ: the comparison is not between constants
