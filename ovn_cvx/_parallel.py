@@ -126,9 +126,9 @@ class _SingleThreaded:
         self.func = func
 
     def __call__(self, item):
-        from threadpoolctl import threadpool_limits
+        from ._blas import blas_controller
 
-        with threadpool_limits(limits=1):
+        with blas_controller().limit(limits=1):  # the process's pools, inspected once (not per item)
             return self.func(item)
 
 
