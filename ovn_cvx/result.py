@@ -153,6 +153,16 @@ class SolveResult:
         The signed dual point M = Y∘μ behind the bound, or None.
     info : dict, default={}
         Free-form extras of the back end (counters, its own values).
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> result = ovn_cvx.solve(ovn_cvx.Problem.from_labels(X, np.arange(30) % 3), method="mm")
+    >>> result.success, result.coef.shape, result.b.shape
+    (True, (2, 3), (3,))
+    >>> result.decision_function(X[:4]).shape       # f_k(x) of new patterns
+    (4, 3)
     """
 
     problem: Problem | None
