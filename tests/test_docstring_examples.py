@@ -71,8 +71,10 @@ def test_examples_section_is_recognised():
 
         Notes
         -----
-        Examples
-        are prose here.
+        The word Examples in prose, and a doctest outside an Examples section:
+
+        >>> 1 + 1
+        2
         """
 
     assert examples_section(with_example).strip() == ">>> 1 + 1\n2"

@@ -182,7 +182,8 @@ def run_path(problem: Problem, parameter: str, values, methods=None, *, repeats:
     >>> from ovn_cvx.verify import run_path
     >>> from ovn_cvx.verify.paths import PathMethod
     >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
-    >>> points = run_path(problem, "beta", [0.5, 1.0, 2.0], methods=[PathMethod("MM", "cold"), PathMethod("MM", "warm")])
+    >>> methods = [PathMethod("MM", "cold"), PathMethod("MM", "warm")]     # warm: started at the previous point
+    >>> points = run_path(problem, "beta", [0.5, 1.0, 2.0], methods=methods)
     >>> points[["value", "method", "status", "correct"]]
        value   method   status  correct
     0    0.5  MM cold  optimal     True
@@ -263,7 +264,8 @@ def path_summary(points: pd.DataFrame) -> pd.DataFrame:
     >>> from ovn_cvx.verify import path_summary, run_path
     >>> from ovn_cvx.verify.paths import PathMethod
     >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
-    >>> points = run_path(problem, "beta", [0.5, 1.0, 2.0], methods=[PathMethod("MM", "cold"), PathMethod("MM", "warm")])
+    >>> methods = [PathMethod("MM", "cold"), PathMethod("MM", "warm")]     # warm: started at the previous point
+    >>> points = run_path(problem, "beta", [0.5, 1.0, 2.0], methods=methods)
     >>> path_summary(points)[["method", "points", "correct"]]
         method  points  correct
     0  MM cold       3        3
