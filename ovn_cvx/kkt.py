@@ -57,7 +57,8 @@ class KKTCertificate:
     residuals : dict of str to float, default={}
         Each measure's value: the relative KKT measures of ``KKT_MEASURES`` and the hard-constraint residuals.
     bound : GapBound or None, default=None
-        The proven bound F − D(μ̂) of the recovered μ made dual feasible.
+        The proven bound F − D(μ̂) of the recovered μ made dual feasible (``residuals["duality_gap"]`` is its
+        relative value).
 
     Examples
     --------
@@ -76,7 +77,6 @@ class KKTCertificate:
     n_margin: int
     margin_band: float
     residuals: dict = field(default_factory=dict)
-    #: the proven bound F − D(μ̂) of the recovered μ made dual feasible (``residuals["duality_gap"]`` relative)
     bound: GapBound | None = None
 
     #: the measures compared with the KKT tolerance (the others with the constraint tolerance)
