@@ -46,16 +46,15 @@ class Formulation:
 
     Examples
     --------
-    >>> import ovn_cvx
-    >>> from ovn_cvx.datasets import make_data
+    >>> import numpy as np, ovn_cvx
     >>> from ovn_cvx.formulations import build
-    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
-    >>> formulation = build(problem)
-    >>> values = []
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> formulation = build(ovn_cvx.Problem.from_labels(X, np.arange(30) % 3, alpha=0.2))
+    >>> optima = []
     >>> for beta in (0.5, 1.0, 2.0):                      # a path over beta, compiled once
-    ...     formulation.update(problem.replace(beta=beta))
-    ...     values.append(formulation.cvx.solve(solver="CLARABEL"))
-    >>> [round(value, 4) for value in values] == sorted(round(value, 4) for value in values)   # F* grows with beta
+    ...     formulation.update(formulation.problem.replace(beta=beta))
+    ...     optima.append(round(formulation.cvx.solve(solver="CLARABEL"), 4))
+    >>> optima == sorted(optima)                          # F* grows with beta
     True
     """
 
