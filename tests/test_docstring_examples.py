@@ -12,7 +12,6 @@ import inspect
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 API_INDEX = Path(__file__).resolve().parents[1] / "docs" / "api" / "index.rst"
@@ -89,9 +88,8 @@ def test_docstring_example(name):
     # the object's own docstring only (its methods' examples are not part of the rule)
     tests = doctest.DocTestFinder(recurse=False).find(obj, name, globs={})
     runner = doctest.DocTestRunner(optionflags=FLAGS)
-    with np.printoptions(legacy=False):
-        for test in tests:
-            runner.run(test)
+    for test in tests:
+        runner.run(test)
     summary = runner.summarize(verbose=False)
     assert summary.attempted > 0
     assert summary.failed == 0, f"{name}: {summary.failed} of {summary.attempted} example lines failed (output above)"
