@@ -35,6 +35,13 @@ class GapBound:
         D at the feasible dual point.
     mu : ndarray of shape (n_pairs,) or None, default=None
         The dual-feasible multipliers D was evaluated at; None when not kept.
+
+    Examples
+    --------
+    >>> from ovn_cvx.duality import GapBound
+    >>> bound = GapBound(primal=10.5, dual=10.0)
+    >>> bound.absolute, round(bound.relative, 4)    # F - D, and over max(1, |F|)
+    (0.5, 0.0476)
     """
 
     primal: float
@@ -92,6 +99,16 @@ def feasible_dual(problem: Problem, mu) -> np.ndarray:
     -------
     ndarray of shape (n_pairs,)
         The dual-feasible multipliers.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.duality import feasible_dual
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, np.arange(30) % 3, beta=1.0)
+    >>> mu = feasible_dual(problem, np.linspace(-1.0, 3.0, 30))   # any candidate: clipped into the box [0, c]
+    >>> bool(mu.min() >= 0 and (mu <= problem.cost).all())
+    True
     """
     pairs, c = problem.pairs, problem.cost
     mu = np.clip(np.nan_to_num(np.asarray(mu, dtype=np.float64), nan=0.0), 0.0, c)
@@ -123,6 +140,17 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
     -------
     float
         The dual value D(μ), less the bound on its round-off.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.duality import dual_value, feasible_dual
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, np.arange(30) % 3)
+    >>> result = ovn_cvx.solve(problem, method="mm")
+    >>> D = dual_value(problem, feasible_dual(problem, np.full(30, 0.5)))
+    >>> bool(D <= result.objective)                 # weak duality: every D(mu) is a lower bound on F*
+    True
     """
     pairs = problem.pairs
     nonzero = np.flatnonzero(mu)
@@ -198,6 +226,20 @@ def gap_bound(problem: Problem, coef, b, mu, *, primal: float | None = None) -> 
     -------
     GapBound
         The primal value, the dual value and the feasible multipliers.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.duality import gap_bound
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, np.arange(30) % 3)
+    >>> result = ovn_cvx.solve(problem, method="mm")
+    >>> bound = gap_bound(problem, result.coef, result.b, np.full(30, 0.5))   # a rough guess of the multipliers
+    >>> round(float(bound.relative), 2)
+    0.49
+    >>> mu = result.dual[problem.pairs.sample, problem.pairs.label] * problem.pairs.sign   # the solver's own
+    >>> bool(gap_bound(problem, result.coef, result.b, mu).relative <= 1e-6)
+    True
     """
     if primal is None:
         primal = objective(problem, coef, b)
@@ -219,6 +261,20 @@ def signed_dual(problem: Problem, mu: np.ndarray | None) -> np.ndarray | None:
     -------
     ndarray of shape (N, K) or None
         The matrix M, or None when ``mu`` is None.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.duality import signed_dual
+    >>> X = np.random.default_rng(0).normal(size=(6, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, [0, 1, 2, 0, 1, 2])
+    >>> signed_dual(problem, np.full(6, 0.5))       # M = Y * mu, one row per pattern
+    array([[0.5, 0. , 0. ],
+           [0. , 0.5, 0. ],
+           [0. , 0. , 0.5],
+           [0.5, 0. , 0. ],
+           [0. , 0.5, 0. ],
+           [0. , 0. , 0.5]])
     """
     if mu is None:
         return None
@@ -248,6 +304,16 @@ def project_hard_constraints(problem: Problem, coef: np.ndarray, b: np.ndarray):
         The coefficients, their class mean removed for a hard-w variant.
     b : ndarray
         The biases, their mean removed for a hard-b variant.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.duality import project_hard_constraints
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, np.arange(30) % 3, variant="HwHb")
+    >>> coef, b = project_hard_constraints(problem, np.ones((2, 3)), np.array([1.0, 2.0, 3.0]))
+    >>> b, ovn_cvx.constraint_violation(problem, coef, b)
+    (array([-1.,  0.,  1.]), {'sum_b': 0.0, 'sum_w': 0.0})
     """
     violation = constraint_violation(problem, coef, b)
     if "sum_b" in violation:

@@ -280,6 +280,21 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     solution; ``DegenerateLabelWarning`` (a ``UserWarning``) when the training decision values of a label are
     constant (``degenerate_labels_``; all of them: ‖W‖ ≈ 0, the trivial solution of docs/theory.md §3.4). A solver
     that returns no solution raises ``RuntimeError``.
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from ovn_cvx import OvNClassifier
+    >>> from ovn_cvx.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = make_pipeline(StandardScaler(), OvNClassifier()).fit(X, y)
+    >>> model.predict(X[:3]), round(model.score(X, y), 2)
+    (array([0, 0, 0]), 0.94)
+    >>> Y = (X[:, :3] > X[:, :3].mean(axis=0)).astype(int)     # multilabel: a 0/1 indicator matrix
+    >>> OvNClassifier(negatives="none").fit(X, Y).predict(X[:2])  # the paper's model
+    array([[0, 1, 0],
+           [0, 1, 0]])
     """
 
     def __init__(self, variant="SwSb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,

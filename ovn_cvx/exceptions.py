@@ -6,7 +6,20 @@ from __future__ import annotations
 
 
 class OvNError(Exception):
-    """Base class of the exceptions raised by ovn_cvx."""
+    """Base class of the exceptions raised by ovn_cvx.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.exceptions import OvNError
+    >>> from ovn_cvx.qp import solve_qp
+    >>> try:
+    ...     solve_qp(ovn_cvx.Problem(*make_data(n_samples=20, n_features=2)), solver="no-such-backend")
+    ... except OvNError as err:                        # catches every exception of the package
+    ...     print(type(err).__name__, isinstance(err, ValueError))
+    SolverNotAvailable True
+    """
 
 
 class SolverNotAvailable(OvNError, ValueError):
@@ -22,6 +35,18 @@ class SolverNotAvailable(OvNError, ValueError):
         Whether ``library`` knows the solver (then it is only not installed).
     library : str, default="CVXPY"
         The library the solver was requested from.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.exceptions import SolverNotAvailable
+    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
+    >>> try:
+    ...     ovn_cvx.solve(problem, method="cvxpy", solver="NO-SUCH-SOLVER")
+    ... except SolverNotAvailable as err:
+    ...     print(err)
+    solver 'NO-SUCH-SOLVER' is not a known CVXPY solver; installed solvers: ...CLARABEL...
     """
 
     def __init__(self, solver: str, installed: tuple[str, ...], known: bool, library: str = "CVXPY"):
@@ -43,6 +68,15 @@ class InsufficientMemory(OvNError, MemoryError):
         The bytes available.
     remedy : str
         What to do instead, appended to the message.
+
+    Examples
+    --------
+    >>> from ovn_cvx.exceptions import InsufficientMemory
+    >>> err = InsufficientMemory("the Gram matrix", needed=8 * 2**40, available=16 * 2**30, remedy="use fewer samples")
+    >>> print(err)
+    the Gram matrix needs about 8192.0 GiB, more than the 16.0 GiB this machine has available; use fewer samples
+    >>> isinstance(err, MemoryError), err.needed > err.available
+    (True, True)
     """
 
     def __init__(self, what: str, needed: int, available: int, remedy: str):
@@ -54,7 +88,25 @@ class InsufficientMemory(OvNError, MemoryError):
 class DegenerateLabelWarning(UserWarning):
     """A fitted label's decision values are the same for every training pattern (w_k ≈ 0): it is predicted for every
     pattern or for none. The message says which labels and how to fix it; filter it by class when degenerate
-    labels are expected."""
+    labels are expected.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from ovn_cvx import OvNClassifier
+    >>> from ovn_cvx.exceptions import DegenerateLabelWarning
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> Y = np.column_stack([np.ones(30, int), np.arange(30) % 2])   # label 0: every pattern
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always", DegenerateLabelWarning)
+    ...     _ = OvNClassifier(negatives="none").fit(X, Y)
+    >>> [warning.category.__name__ for warning in caught]
+    ['DegenerateLabelWarning']
+    >>> with warnings.catch_warnings():                # expected: filter it by class
+    ...     warnings.simplefilter("ignore", DegenerateLabelWarning)
+    ...     _ = OvNClassifier(negatives="none").fit(X, Y)
+    """
 
 
 def _size(nbytes: int) -> str:

@@ -41,6 +41,16 @@ def training_decision(problem: Problem, coef, b) -> np.ndarray:
     -------
     ndarray of shape (N, K)
         The decision values on the training patterns.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, np.arange(30) % 3)
+    >>> result = ovn_cvx.solve(problem, method="mm")
+    >>> F = ovn_cvx.training_decision(problem, result.coef, result.b)
+    >>> F.shape, bool(np.allclose(F, result.decision_function(X)))
+    ((30, 3), True)
     """
     coef, b = _check_solution(problem, coef, b)
     return (problem.gram_product(coef) if problem.is_kernel else problem.X @ coef) + b
@@ -62,6 +72,15 @@ def residuals(problem: Problem, coef, b) -> np.ndarray:
     -------
     ndarray of shape (n_pairs,)
         The residuals, in the order of ``problem.pairs``.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, np.arange(30) % 3)
+    >>> r = ovn_cvx.residuals(problem, np.zeros((2, 3)), np.zeros(3))
+    >>> r.shape, float(r.max())                     # one residual per pair, all 1 at zero
+    ((30,), 1.0)
     """
     F = training_decision(problem, coef, b)
     pairs = problem.pairs
@@ -97,6 +116,17 @@ def objective(problem: Problem, coef, b, residual: np.ndarray | None = None) -> 
     -------
     float
         The objective value F.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, np.arange(30) % 3)
+    >>> ovn_cvx.objective(problem, np.zeros((2, 3)), np.zeros(3))   # every hinge term is 1 at zero
+    30.0
+    >>> result = ovn_cvx.solve(problem, method="mm")
+    >>> bool(ovn_cvx.objective(problem, result.coef, result.b) == result.objective)
+    True
     """
     coef, b = _check_solution(problem, coef, b)
     if residual is None:
@@ -122,6 +152,14 @@ def constraint_violation(problem: Problem, coef, b) -> dict[str, float]:
     -------
     dict of str to float
         ``"sum_b"`` for a hard-b variant and ``"sum_w"`` for a hard-w variant; empty for SwSb.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, np.arange(30) % 3, variant="HwHb")
+    >>> ovn_cvx.constraint_violation(problem, np.ones((2, 3)), np.array([1.0, 0.0, -0.5]))
+    {'sum_b': 0.5, 'sum_w': 3.0}
     """
     coef, b = _check_solution(problem, coef, b)
     out = {}

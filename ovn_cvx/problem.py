@@ -47,6 +47,12 @@ def alpha_interval(n_classes: int) -> tuple[float, float]:
     -------
     tuple of float
         The interval's ends (−1/(K−1), 1).
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> ovn_cvx.alpha_interval(3)
+    (-0.5, 1.0)
     """
     return -1.0 / (n_classes - 1), 1.0
 
@@ -198,6 +204,17 @@ class Problem:
         Positive per-class weights v_k (e.g. class weights of a multilabel problem); the cost of a pair is
         c_p = β s_{i_p} v_{k_p}. Every cost must lie within ``COST_RANGE`` = [1e-100, 1e100] (a ValueError naming
         beta, sample_weight and label_weight otherwise).
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> Y = np.eye(3)[np.arange(30) % 3]          # one class per row: a 0/1 indicator matrix
+    >>> problem = ovn_cvx.Problem(X, Y, variant="SwHb", alpha=0.2, beta=1.0)
+    >>> problem
+    Problem(N=30, M=2, K=3, pairs=30, variant='SwHb', kernel='linear', alpha=0.2, beta=1, bias_penalty=1)
+    >>> problem.replace(beta=4.0).beta              # a changed copy
+    4.0
     """
 
     def __init__(self, X, Y, variant="SwHb", kernel="linear", *, alpha=0.0, beta=1.0,

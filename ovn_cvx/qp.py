@@ -65,6 +65,19 @@ class QP:
         (d, K), the shape of Z.
     to_coef : callable
         Maps Z to the reported coefficients.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.qp import export
+    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
+    >>> qp = export(problem)
+    >>> qp.n_coef, qp.n_variables                        # 2 x 3 weights, 3 biases, 30 slacks
+    (6, 39)
+    >>> x = np.concatenate([np.zeros(qp.n_coef + 3), np.ones(30)])   # W = 0, b = 0, every slack 1
+    >>> qp.value(x), ovn_cvx.objective(problem, *qp.solution(x))
+    (30.0, 30.0)
     """
 
     P: sp.csc_matrix
@@ -267,6 +280,16 @@ def solve_qp(problem: Problem, solver: str = DIRECT_SOLVER, *, gap_tol: float = 
         When ``solver`` is not a string.
     SolverNotAvailable
         When the solver (or qpsolvers) is not installed.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.qp import solve_qp
+    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
+    >>> result = solve_qp(problem)                     # Clarabel on the exported QP
+    >>> result.status, result.method, result.certified
+    ('optimal', 'qp', True)
     """
     if not isinstance(solver, str):
         raise TypeError(f"solver must be a string, got {type(solver).__name__}")

@@ -153,6 +153,16 @@ class SolveResult:
         The signed dual point M = Y∘μ behind the bound, or None.
     info : dict, default={}
         Free-form extras of the back end (counters, its own values).
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> result = ovn_cvx.solve(ovn_cvx.Problem.from_labels(X, np.arange(30) % 3), method="mm")
+    >>> result.success, result.coef.shape, result.b.shape
+    (True, (2, 3), (3,))
+    >>> result.decision_function(X[:4]).shape       # f_k(x) of new patterns
+    (4, 3)
     """
 
     problem: Problem | None
@@ -166,21 +176,13 @@ class SolveResult:
     compile_time: float = 0.0
     iterations: int | None = None
     history: np.ndarray | None = None
-    #: a proven upper bound on F − F* (docs/theory.md §6); inf when none
     gap_bound: float = math.inf
-    #: ``gap_bound`` / max(1, |F|)
     relative_gap_bound: float = math.inf
-    #: D(μ) at the dual-feasible point behind the bound; NaN when none
     dual_objective: float = math.nan
-    #: the tolerance on ``relative_gap_bound`` the status was judged against (None: not judged)
     gap_tol: float | None = None
-    #: the structured form that solved the problem ("primal", "pair", "matrix-free"; None for other methods)
     form: str | None = None
-    #: the strategy that produced the answer (e.g. "interior", "interior + polish", "polish", "mm", "newton-cg")
     finish: str | None = None
-    #: the signed dual point M = Y∘μ (N×K) behind the bound, or None
     dual: np.ndarray | None = field(default=None, repr=False)
-    #: free-form extras of the back end (counters, its own values)
     info: dict = field(default_factory=dict)
     #: built on first use; not an init field, so that ``dataclasses.replace`` (another problem) drops it
     _predictor: Predictor | None = field(default=None, init=False, repr=False, compare=False)

@@ -31,6 +31,20 @@ def solve(problem: Problem, method: str = "cvxpy", **options) -> SolveResult:
     -------
     SolveResult
         The solution and the solver's report.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, np.arange(30) % 3, alpha=0.2)
+    >>> result = ovn_cvx.solve(problem, method="mm")
+    >>> result.status, result.certified
+    ('optimal', True)
+    >>> bool(result.relative_gap_bound <= result.gap_tol)   # the proven bound on (F - F*) / max(1, |F|)
+    True
+    >>> reference = ovn_cvx.solve(problem, method="cvxpy", solver="CLARABEL")
+    >>> bool(abs(result.objective - reference.objective) <= 1e-5 * abs(reference.objective))
+    True
     """
     check_instance("problem", problem, Problem)
     if method == "cvxpy":

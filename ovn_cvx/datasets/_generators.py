@@ -51,6 +51,14 @@ def make_unseen_labelset(n_samples: int = 40, *, noise: float = 0.3, random_stat
     -------
     X : ndarray of shape (n_samples, 2)
     Y : ndarray of shape (n_samples, 2), int 0/1 indicator matrix
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ovn_cvx.datasets import make_unseen_labelset
+    >>> X, Y = make_unseen_labelset(40, random_state=0)
+    >>> np.unique(Y, axis=0).tolist()                      # the training label sets
+    [[1, 0], [1, 1]]
     """
     n_samples = check_number("n_samples", n_samples, low=2, integer=True)
     noise = check_number("noise", noise, low=0)
@@ -89,6 +97,16 @@ def make_hourglass(n_samples: int = 200, *, margin: float = 0.05, noise: float =
         The standard deviation of the Gaussian noise added to the patterns.
     random_state : int, RandomState instance or None, default=None
         The seed or generator of the draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ovn_cvx.datasets import make_hourglass
+    >>> X, y = make_hourglass(100, random_state=0)
+    >>> X.shape, np.unique(y).tolist()
+    ((100, 2), [0, 1])
+    >>> bool((np.abs(X[y == 1, 1]) > np.abs(X[y == 1, 0])).all())   # class 1: the vertical cones
+    True
     """
     n_samples = check_number("n_samples", n_samples, low=1, integer=True)
     margin = check_number("margin", margin, low=0)
@@ -123,6 +141,14 @@ def make_moons(n_samples: int = 200, *, noise: float = 0.1, random_state=None):
         The standard deviation of the Gaussian noise added to the patterns.
     random_state : int, RandomState instance or None, default=None
         The seed or generator of the draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ovn_cvx.datasets import make_moons
+    >>> X, y = make_moons(100, noise=0.1, random_state=0)
+    >>> X.shape, np.bincount(y).tolist()
+    ((100, 2), [50, 50])
     """
     n_samples = check_number("n_samples", n_samples, low=2, integer=True)
     return sklearn.datasets.make_moons(n_samples=n_samples, noise=check_number("noise", noise, low=0),
@@ -149,6 +175,14 @@ def make_linear(n_samples: int = 100, *, n_features: int = 2, flip: float = 0.0,
         The fraction of labels flipped, in [0, 1].
     random_state : int, RandomState instance or None, default=None
         The seed or generator of the draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ovn_cvx.datasets import make_linear
+    >>> X, y, v, c = make_linear(50, random_state=0)
+    >>> X.shape, bool(np.array_equal(y, (X @ v + c > 0).astype(int)))   # separable by v, c (no flips)
+    ((50, 2), True)
     """
     n_samples = check_number("n_samples", n_samples, low=1, integer=True)
     n_features = check_number("n_features", n_features, low=1, integer=True)
@@ -201,6 +235,14 @@ def make_parallel(n_samples: int = 100, *, n_features: int = 2, separation: floa
         The vector every pattern is moved by; None is the zero vector.
     random_state : int, RandomState instance or None, default=None
         The seed or generator of the draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ovn_cvx.datasets import make_parallel
+    >>> X, y = make_parallel(100, random_state=0)
+    >>> X.shape, bool(np.allclose(X.mean(axis=0), 0))     # point-symmetric about offset 0
+    ((100, 2), True)
     """
     n_samples = check_number("n_samples", n_samples, low=2, integer=True)
     if n_samples % 2:
@@ -253,6 +295,16 @@ def make_data(kind: str = "multiclass", n_samples: int = 60, n_features: int = 4
         The seed of the draws.
     separation : float, default=1.5
         The scale of the random class centres (blobs only).
+
+    Examples
+    --------
+    >>> from ovn_cvx.datasets import make_data
+    >>> X, Y = make_data("multiclass", n_samples=30, n_features=2, n_classes=3)
+    >>> X.shape, Y.shape, Y.sum(axis=1).tolist()[:5]    # Y: one class per row
+    ((30, 2), (30, 3), [1.0, 1.0, 1.0, 1.0, 1.0])
+    >>> X, Y = make_data("multilabel", n_samples=30)
+    >>> int(Y.sum(axis=1).max()), int(Y[-1].sum())       # up to 2 labels; the last row has none
+    (2, 0)
     """
     if kind in TOYS:
         X, y = TOYS[kind](n_samples, seed)
@@ -304,6 +356,13 @@ def make_sparse_multilabel(n_samples: int = 1000, *, n_features: int = 5000, n_c
         The mean of the Poisson number of words of a document (positive).
     random_state : int, RandomState instance or None, default=None
         The seed or generator of the draws.
+
+    Examples
+    --------
+    >>> from ovn_cvx.datasets import make_sparse_multilabel
+    >>> X, Y = make_sparse_multilabel(200, n_features=500, n_classes=5, random_state=0)
+    >>> X.format, X.shape, Y.shape
+    ('csr', (200, 500), (200, 5))
     """
     n_samples = check_number("n_samples", n_samples, low=1, integer=True)
     n_features = check_number("n_features", n_features, low=1, integer=True)

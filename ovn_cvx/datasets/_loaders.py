@@ -46,7 +46,28 @@ GLASS_CITATION = ("UCI Machine Learning Repository, 'Glass Identification' (B. G
 
 
 class ChecksumError(OSError):
-    """A data file does not have the expected sha256: it is corrupted or not the published file."""
+    """A data file does not have the expected sha256: it is corrupted or not the published file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from ovn_cvx.datasets import ChecksumError, load_mulan_arff
+    >>> text = '''@relation toy
+    ... @attribute x numeric
+    ... @attribute label {0,1}
+    ... @data
+    ... 1.0,1
+    ... '''
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "toy.arff"
+    ...     _ = path.write_text(text)
+    ...     try:
+    ...         load_mulan_arff(path, n_labels=1, sha256="0" * 64)
+    ...     except ChecksumError as err:
+    ...         print("rejected:", "expected 000" in str(err))
+    rejected: True
+    """
 
 
 def _sha256(data: bytes) -> str:
@@ -234,6 +255,31 @@ def load_mulan_arff(path, n_labels: int, *, sha256: str | None = None, return_X_
     -------
     Bunch with ``data`` (n, M) float64, ``target`` (n, L) int64 0/1 indicator matrix, ``feature_names``,
     ``target_names``, ``DESCR``; or ``(X, Y)``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from ovn_cvx.datasets import load_mulan_arff
+    >>> text = '''@relation toy
+    ... @attribute x1 numeric
+    ... @attribute x2 numeric
+    ... @attribute red {0,1}
+    ... @attribute blue {0,1}
+    ... @data
+    ... 0.5,1.5,1,0
+    ... {0 2.0,3 1}
+    ... '''
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "toy.arff"
+    ...     _ = path.write_text(text)
+    ...     X, Y = load_mulan_arff(path, n_labels=2, return_X_y=True)
+    >>> X
+    array([[0.5, 1.5],
+           [2. , 0. ]])
+    >>> Y
+    array([[1, 0],
+           [0, 1]])
     """
     with naming("path"):
         path = Path(path)
@@ -304,6 +350,15 @@ def load_emotions(subset: str = "all", *, return_X_y: bool = False, data_dir=Non
     Sources: K. Trohidis, G. Tsoumakas, G. Kalliris, I. Vlahavas, "Multi-label classification of music into
     emotions", ISMIR 2008, pp. 325-330; files of the MULAN library (Tsoumakas et al., JMLR 12:2411-2414,
     2011; github.com/tsoumakas/mulan).
+
+    Examples
+    --------
+    >>> from ovn_cvx.datasets import load_emotions
+    >>> X, Y = load_emotions("train", return_X_y=True)
+    >>> X.shape, Y.shape, int(Y.sum(axis=1).max())     # Y: a 0/1 label indicator matrix
+    ((391, 72), (391, 6), 3)
+    >>> load_emotions().target_names[:2]
+    ['amazed-suprised', 'happy-pleased']
     """
     descr = f"Mulan emotions ({subset}).\n{EMOTIONS_CITATION}\n{MULAN_CITATION}"
     return _load_mulan_pair("emotions", subset, 6, False, descr, return_X_y, data_dir)
@@ -322,6 +377,13 @@ def load_scene(subset: str = "all", *, return_X_y: bool = False, data_dir=None):
 
     Sources: M. R. Boutell, J. Luo, X. Shen, C. M. Brown, "Learning multi-label scene classification",
     Pattern Recognition 37(9):1757-1771, 2004; files of the MULAN library (github.com/tsoumakas/mulan).
+
+    Examples
+    --------
+    >>> from ovn_cvx.datasets import load_scene
+    >>> scene = load_scene("test")
+    >>> scene.data.shape, scene.target.shape, scene.target_names[0]
+    ((1196, 294), (1196, 6), 'Beach')
     """
     descr = f"Mulan scene ({subset}).\n{SCENE_CITATION}\n{MULAN_CITATION}"
     return _load_mulan_pair("scene", subset, 6, True, descr, return_X_y, data_dir)
@@ -366,6 +428,14 @@ def load_glass(*, return_X_y: bool = False, keep_id: bool = False, data_dir=None
     ------
     ChecksumError
         When a file's sha256 differs from the bundled copy's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ovn_cvx.datasets import load_glass
+    >>> X, y = load_glass(return_X_y=True)
+    >>> X.shape, np.unique(y).size
+    ((214, 9), 6)
     """
     table = np.loadtxt(io.BytesIO(_bundled("glass.data", data_dir)), delimiter=",")  # Id, 9 features, Type
     if table.shape[1] != len(GLASS_FEATURES) + 2:
@@ -379,8 +449,9 @@ def load_glass(*, return_X_y: bool = False, keep_id: bool = False, data_dir=None
     return _result(X, y, names, [GLASS_CLASSES[k] for k in np.unique(y)], descr, return_X_y)
 
 
-def _sklearn_loader(name: str, shape: str):
-    """``load_<name>``: scikit-learn's bundled copy of a small data set, with this package's loader signature."""
+def _sklearn_loader(name: str, shape: str, example: str):
+    """``load_<name>``: scikit-learn's bundled copy of a small data set, with this package's loader signature;
+    ``example`` is its docstring's Examples section (doctest lines, indented as the docstring)."""
     def load(*, return_X_y: bool = False):
         return getattr(sklearn.datasets, f"load_{name}")(return_X_y=return_X_y)
 
@@ -396,9 +467,21 @@ def _sklearn_loader(name: str, shape: str):
     -------
     Bunch or tuple of ndarray
         scikit-learn's Bunch, or ``(X, y)``.
+
+    Examples
+    --------
+{example}
     """
     return load
 
 
-load_iris = _sklearn_loader("iris", "150 × 4, 3 classes")
-load_wine = _sklearn_loader("wine", "178 × 13, 3 classes")
+load_iris = _sklearn_loader("iris", "150 × 4, 3 classes", """\
+    >>> from ovn_cvx.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X.shape, y.shape
+    ((150, 4), (150,))""")
+load_wine = _sklearn_loader("wine", "178 × 13, 3 classes", """\
+    >>> from ovn_cvx.datasets import load_wine
+    >>> wine = load_wine()
+    >>> wine.data.shape, wine.target_names.tolist()
+    ((178, 13), ['class_0', 'class_1', 'class_2'])""")

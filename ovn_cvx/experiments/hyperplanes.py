@@ -232,6 +232,19 @@ def measure_hyperplanes(X, y, alphas=None, *, beta: float = 1.0, solver: str = "
     -------
     DataFrame or tuple of (DataFrame, list of HyperplaneFit)
         The table, and with ``return_fits`` the fits.
+
+    Examples
+    --------
+    >>> from ovn_cvx.datasets import make_parallel
+    >>> from ovn_cvx.experiments import measure_hyperplanes
+    >>> X, y = make_parallel(40, random_state=0)
+    >>> table = measure_hyperplanes(X, y, alphas=[0.0, 0.5], n_test=200)
+    >>> table[["alpha", "in_claim", "point_symmetric"]]
+       alpha  in_claim  point_symmetric
+    0    0.0     False             True
+    1    0.5      True             True
+    >>> bool((table["angle_w1_neg_w2"] < 1e-3).all())       # two parallel hyperplanes (degrees)
+    True
     """
     fits = fit_hyperplanes(X, y, alphas, beta=beta, solver=solver)
     if X_test is None:

@@ -160,6 +160,15 @@ def paper_numbers(table: str | None = None) -> list[PaperNumber]:
     -------
     list of PaperNumber
         The numbers.
+
+    Examples
+    --------
+    >>> from ovn_cvx.experiments import paper_numbers
+    >>> numbers = paper_numbers("C")
+    >>> numbers[0].row, numbers[0].method, numbers[0].metric, numbers[0].text
+    ('glass, L', 'OvN', 'accuracy', '0.851')
+    >>> len(paper_numbers())
+    67
     """
     if table is not None and table not in TABLE_OF:
         raise ValueError(f"table must be one of {sorted(TABLE_OF)}, got {table!r}")

@@ -50,6 +50,12 @@ def sigma_to_gamma(sigma: float) -> float:
     -------
     float
         gamma = 1/(2σ²).
+
+    Examples
+    --------
+    >>> from ovn_cvx.experiments import sigma_to_gamma
+    >>> sigma_to_gamma(2.0)                        # 1 / (2 * 2**2)
+    0.125
     """
     if not sigma > 0:
         raise ValueError(f"sigma must be > 0, got {sigma}")
@@ -102,6 +108,13 @@ class Grid:
         The values of σ/σ₀, positive.
     alpha : tuple of float, default=(0.0, 0.5, 0.9)
         The values of OvN's α.
+
+    Examples
+    --------
+    >>> from ovn_cvx.experiments import Grid
+    >>> grid = Grid(beta=(0.5, 32.0))
+    >>> grid.beta, grid.alpha                    # alpha keeps its default
+    ((0.5, 32.0), (0.0, 0.5, 0.9))
     """
 
     beta: tuple[float, ...] = (0.125, 0.5, 2.0, 8.0, 32.0, 128.0, 512.0)
@@ -306,6 +319,16 @@ def evaluate(estimator, param_grid: dict, X, y, *, task: str, folds: int = 3, se
     -------
     Evaluation
         The scores of each protocol, the chosen parameters and models, the failed fits and the time.
+
+    Examples
+    --------
+    >>> from ovn_cvx import OvNClassifier
+    >>> from ovn_cvx.datasets import load_iris
+    >>> from ovn_cvx.experiments import evaluate
+    >>> X, y = load_iris(return_X_y=True)
+    >>> result = evaluate(OvNClassifier(), {"beta": [1.0, 4.0]}, X, y, task="multiclass", nested=False)
+    >>> result.best_params, sorted(result.paper), result.failed_fits
+    ({'beta': 4.0}, ['accuracy', 'hamming_loss'], 0)
     """
     if not (paper or nested):
         raise ValueError("evaluate needs at least one protocol: paper=False requires nested=True")

@@ -96,6 +96,21 @@ def reproduce(config: ReproduceConfig, out_dir, *, ovn_class=None, progress=prin
     dict
         {"tables": {name: DataFrame}, "verdicts": DataFrame, "claims": DataFrame, "measurements": dict,
         "figures": [paths] or a message, "report": path, "seconds": float}.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from ovn_cvx.experiments import Grid, ReproduceConfig, reproduce
+    >>> config = ReproduceConfig(tables=("multiclass",), datasets=("iris",), kernels=("linear",),
+    ...                          grid=Grid(beta=(1.0,), alpha=(0.0,)), nested=False, band_seeds=1)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     out = reproduce(config, folder, progress=lambda message: None)
+    ...     written = sorted(path.name for path in Path(folder).iterdir())
+    >>> written
+    ['claims.csv', 'figures', 'multiclass.csv', 'multiclass.md', 'report.md', 'results.csv', 'run.json', 'verdicts.csv']
+    >>> sorted(out)
+    ['claims', 'figures', 'measurements', 'report', 'seconds', 'tables', 'verdicts']
     """
     reuse = _check_selection(config, reuse)
     out = Path(out_dir)

@@ -118,6 +118,18 @@ def support_vector_path(X, y, kernel: str, *, beta_factors, alphas, ovn_class, f
     -------
     DataFrame
         One row per (β, α).
+
+    Examples
+    --------
+    >>> from ovn_cvx import OvNClassifier
+    >>> from ovn_cvx.datasets import make_parallel
+    >>> from ovn_cvx.experiments import support_vector_path
+    >>> X, y = make_parallel(40, random_state=0)
+    >>> rows = support_vector_path(X, y, "linear", beta_factors=[1.0], alphas=[0.0, 0.5], ovn_class=OvNClassifier)
+    >>> rows[["alpha", "ovn_support", "svc_support", "fewer"]]
+       alpha ovn_support svc_support  fewer
+    0    0.0         5/5         5/5  False
+    1    0.5         4/4         5/5   True
     """
     X, y = np.asarray(X, dtype=float), np.asarray(y)
     if np.unique(y).size != 2:

@@ -149,6 +149,16 @@ class ReproduceConfig:
         The number of joblib workers of the searches.
     quick : bool, default=False
         Whether this is the quick configuration (recorded in the report).
+
+    Examples
+    --------
+    >>> from ovn_cvx.experiments import Grid, ReproduceConfig
+    >>> config = ReproduceConfig(tables=("multiclass",), datasets=("iris",), kernels=("linear",),
+    ...                          grid=Grid(beta=(1.0,), alpha=(0.0,)), nested=False, band_seeds=1)
+    >>> config.folds, config.ovn_variant
+    (3, 'SwHb')
+    >>> ReproduceConfig.quick_config().max_samples          # the small run of ``ovn-cvx reproduce --quick``
+    90
     """
 
     seed: int = 0
@@ -275,6 +285,18 @@ def run_table(table: str, config: ReproduceConfig, *, ovn_class=None, progress=p
         The rows of the table.
     panels : dict
         The refitted 2-D models, for the figures.
+
+    Examples
+    --------
+    >>> from ovn_cvx.experiments import Grid, ReproduceConfig, run_table
+    >>> config = ReproduceConfig(tables=("multiclass",), datasets=("iris",), kernels=("linear",),
+    ...                          grid=Grid(beta=(1.0,), alpha=(0.0,)), nested=False, band_seeds=1)
+    >>> rows, panels = run_table("multiclass", config, progress=lambda message: None)
+    >>> rows.loc[rows["metric"] == "accuracy", ["dataset", "method", "paper"]]
+      dataset        method  paper
+    0    iris           OvN  0.987
+    2    iris       OvR-SVC  0.960
+    4    iris  CS-LinearSVC  0.967
     """
     if table not in TABLES:
         raise ValueError(f"table must be one of {TABLES}, got {table!r}")
@@ -403,6 +425,18 @@ def to_markdown(df: pd.DataFrame, folds: int = 3) -> str:
     -------
     str
         The Markdown table, or "(no rows)" for an empty table.
+
+    Examples
+    --------
+    >>> from ovn_cvx.experiments import Grid, ReproduceConfig, run_table, to_markdown
+    >>> config = ReproduceConfig(tables=("multiclass",), datasets=("iris",), kernels=("linear",),
+    ...                          grid=Grid(beta=(1.0,), alpha=(0.0,)), nested=False, band_seeds=1)
+    >>> rows, _ = run_table("multiclass", config, progress=lambda message: None)
+    >>> table = to_markdown(rows).splitlines()
+    >>> table[0].split(" | ")[:4]
+    ['| data set', 'kernel', 'method', 'accuracy: paper']
+    >>> [line.split(" | ")[2:4] for line in table[2:]]        # method, the paper's number
+    [['OvN', '0.987'], ['OvR-SVC', '0.960'], ['CS-LinearSVC', '0.967']]
     """
     if df.empty:
         return "(no rows)\n"
@@ -455,6 +489,17 @@ def summary_markdown(df: pd.DataFrame, metric: str) -> str:
     -------
     str
         The Markdown table, or "(no rows)" when no row has the metric.
+
+    Examples
+    --------
+    >>> from ovn_cvx.experiments import Grid, ReproduceConfig, run_table, summary_markdown
+    >>> config = ReproduceConfig(tables=("multiclass",), datasets=("iris",), kernels=("linear",),
+    ...                          grid=Grid(beta=(1.0,), alpha=(0.0,)), nested=False, band_seeds=1)
+    >>> rows, _ = run_table("multiclass", config, progress=lambda message: None)
+    >>> print(summary_markdown(rows, "accuracy"))
+    | data set | kernel | OvN: protocol / nested (paper) | OvR-SVC: protocol / nested (paper) | CS-LinearSVC: ...
+    |---|---|---|---|---|
+    | iris | linear | 0.9... / nan (0.987) | 0.8... / nan (0.960) | 0.9... / nan (0.967) |
     """
     d = df[df["metric"] == metric]
     if d.empty:

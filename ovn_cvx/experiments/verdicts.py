@@ -55,6 +55,13 @@ class Band:
         The number of seeds behind the numbers.
     widened_by : float, default=0.0
         The fold standard error added on each side (one seed only).
+
+    Examples
+    --------
+    >>> from ovn_cvx.experiments import Band
+    >>> band = Band(mean=0.913, lo=0.890, hi=0.937, n_seeds=1, widened_by=0.024)   # one seed: widened by the fold SE
+    >>> band.lo <= band.mean <= band.hi, round(band.hi - band.lo, 3)
+    (True, 0.047)
     """
 
     mean: float
@@ -131,6 +138,15 @@ def verdict(number: PaperNumber, band: Band | None, half_unit: float | None = No
     -------
     str
         The verdict.
+
+    Examples
+    --------
+    >>> from ovn_cvx.experiments import Band, paper_numbers, verdict
+    >>> iris = next(n for n in paper_numbers("C") if n.row == "iris, L" and n.method == "OvN")   # "0.987"
+    >>> verdict(iris, Band(mean=0.985, lo=0.98, hi=0.99, n_seeds=5))
+    'reproduced'
+    >>> verdict(iris, Band(mean=0.90, lo=0.88, hi=0.92, n_seeds=5)), verdict(iris, None)
+    ('below', 'not run')
     """
     if number.not_comparable is not None or not number.numeric:
         return NOT_COMPARABLE
@@ -260,6 +276,21 @@ def assess(results: pd.DataFrame, folds: int, numbers) -> pd.DataFrame:
     -------
     DataFrame
         One row per paper number.
+
+    Examples
+    --------
+    >>> from ovn_cvx.experiments import Grid, ReproduceConfig, assess, paper_numbers, run_table
+    >>> config = ReproduceConfig(tables=("multiclass",), datasets=("iris",), kernels=("linear",),
+    ...                          grid=Grid(beta=(1.0,), alpha=(0.0,)), nested=False, band_seeds=1)
+    >>> rows, _ = run_table("multiclass", config, progress=lambda message: None)
+    >>> verdicts = assess(rows, config.folds, paper_numbers("C"))
+    >>> verdicts.loc[(verdicts["dataset"] == "iris") & (verdicts["kernel"] == "linear"), ["method", "paper", "verdict"]]
+             method  paper verdict
+    5           OvN  0.987   below
+    6       OvR-SVC  0.960   below
+    7  CS-LinearSVC  0.967   below
+    >>> sorted(set(verdicts["verdict"]))         # one grid point is not the paper's search; the rest was not run
+    ['below', 'not run']
     """
     out = []
     main_rows = results[results["evidence_for"].isna()] if len(results) else results
@@ -347,6 +378,17 @@ def check_claims(results: pd.DataFrame, folds: int, claims, measurements: dict |
     -------
     DataFrame
         Columns table, claim, scope, ours, verdict.
+
+    Examples
+    --------
+    >>> from ovn_cvx.experiments import Grid, ReproduceConfig, check_claims, run_table
+    >>> from ovn_cvx.experiments.paper import CLAIMS
+    >>> config = ReproduceConfig(tables=("unseen_label",), kernels=("linear",), grid=Grid(beta=(1.0,), alpha=(0.0,)),
+    ...                          nested=False, band_seeds=1)
+    >>> rows, _ = run_table("unseen_label", config, progress=lambda message: None)
+    >>> claims = check_claims(rows, config.folds, [claim for claim in CLAIMS if claim.table == "A"])
+    >>> claims.columns.tolist(), len(claims)
+    (['table', 'claim', 'scope', 'ours', 'verdict'], 2)
     """
     measurements = measurements or {}
     out = []

@@ -43,6 +43,19 @@ class Formulation:
         The CVXPY parameters of the hyperparameters, by name.
     to_coef : callable
         Maps a value of ``Z`` to the reported coefficients.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.formulations import build
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> formulation = build(ovn_cvx.Problem.from_labels(X, np.arange(30) % 3, alpha=0.2))
+    >>> optima = []
+    >>> for beta in (0.5, 1.0, 2.0):                      # a path over beta, compiled once
+    ...     formulation.update(formulation.problem.replace(beta=beta))
+    ...     optima.append(round(formulation.cvx.solve(solver="CLARABEL"), 4))
+    >>> optima == sorted(optima)                          # F* grows with beta
+    True
     """
 
     problem: Problem
@@ -89,6 +102,18 @@ def build(problem: Problem, parametrization: str | None = None) -> Formulation:
     -------
     Formulation
         The compiled-once CVXPY problem.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.formulations import build
+    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
+    >>> formulation = build(problem)
+    >>> _ = formulation.cvx.solve(solver="CLARABEL")
+    >>> coef, b = formulation.solution()
+    >>> formulation.cvx.status, bool(abs(formulation.cvx.value - ovn_cvx.objective(problem, coef, b)) < 1e-6)
+    ('optimal', True)
     """
     if not problem.is_kernel:
         if parametrization is not None:

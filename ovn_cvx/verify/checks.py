@@ -89,6 +89,13 @@ class CheckResult:
         Measure name → (measured value, tolerance).
     details : dict, default={}
         Context of the check (values it compared, counts).
+
+    Examples
+    --------
+    >>> from ovn_cvx.verify import CheckResult
+    >>> check = CheckResult("example", {"objective_gap": (2e-7, 1e-6), "max_decision_diff": (3e-3, 1e-4)})
+    >>> check.passed, check.failures
+    (False, ['max_decision_diff'])
     """
 
     name: str
@@ -166,6 +173,17 @@ def reference_agreement(result: SolveResult, reference: SolveResult, *,
     -------
     CheckResult
         The measured deviations, each with its tolerance, and the details.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.verify import reference_agreement
+    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
+    >>> result = ovn_cvx.solve(problem, method="mm")
+    >>> reference = ovn_cvx.solve(problem, method="cvxpy", solver="CLARABEL")
+    >>> reference_agreement(result, reference).passed
+    True
     """
     _require_solution(result, "result")
     _require_solution(reference, "reference")
@@ -208,6 +226,16 @@ def kkt_check(result: SolveResult, *, tol: float = KKT_TOL, constraint_tol: floa
     -------
     CheckResult
         The measured deviations, each with its tolerance, and the details.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.verify import kkt_check
+    >>> result = ovn_cvx.solve(ovn_cvx.Problem(*make_data(n_samples=30, n_features=2)), method="mm")
+    >>> check = kkt_check(result)
+    >>> check.passed, check.deviations["duality_gap"][1]      # (measured value, tolerance) per measure
+    (True, 1e-06)
     """
     _require_solution(result, "result")
     cert = kkt_certificate(result.problem, result.coef, result.b)
@@ -237,6 +265,16 @@ def invariants(result: SolveResult, *, slack: float = INVARIANT_SLACK) -> CheckR
     -------
     CheckResult
         The measured deviations, each with its tolerance, and the details.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.verify import invariants
+    >>> result = ovn_cvx.solve(ovn_cvx.Problem(*make_data(n_samples=30, n_features=2)), method="mm")
+    >>> check = invariants(result)
+    >>> check.passed, sorted(check.deviations)
+    (True, ['above_sum_of_costs', 'negative_objective', 'reported_objective_error'])
     """
     _require_solution(result, "result")
     problem = result.problem
@@ -299,6 +337,14 @@ def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResul
     -------
     CheckResult
         The measured deviations, each with its tolerance, and the details.
+
+    Examples
+    --------
+    >>> from ovn_cvx.verify import BinaryCase, binary_equivalence
+    >>> X, y = BinaryCase("two-blobs", n_samples=40, n_features=2, seed=3).data()
+    >>> check = binary_equivalence(X, y, beta=1.0)       # K = 2 HwHb OvN against SVC(C=0.5)
+    >>> check.passed, check.details["bounded_sv"]
+    (True, True)
     """
     problem = binary_problem(X, y, beta, kernel, **kernel_params)
     if result is None:
@@ -364,6 +410,16 @@ def linear_kernel_consistency(problem: Problem, *, results: tuple | None = None,
     -------
     CheckResult
         The measured deviations, each with its tolerance, and the details.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.verify import linear_kernel_consistency
+    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
+    >>> check = linear_kernel_consistency(problem)
+    >>> check.passed, sorted(check.deviations)
+    (True, ['W_diff', 'decision_diff', 'objective_diff'])
     """
     check_instance("problem", problem, Problem)
     kernel_problem = linear_kernel_problem(problem)
@@ -403,6 +459,15 @@ def badly_scaled_gram_consistency(problem: Problem, scale: float = 1e6, **option
     -------
     CheckResult
         The measured deviations, each with its tolerance, and the details.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.verify import badly_scaled_gram_consistency
+    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
+    >>> badly_scaled_gram_consistency(problem, scale=1e6).passed
+    True
     """
     check_instance("problem", problem, Problem)
     factors = np.ones(problem.n_features)
@@ -437,6 +502,16 @@ def bias_limit(problem: Problem, bias_penalties=(10.0, 100.0, 1000.0), *, solver
     -------
     CheckResult
         The measured deviations, each with its tolerance, and the details.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.verify import bias_limit
+    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2), variant="SwSb")
+    >>> check = bias_limit(problem, bias_penalties=(10.0, 100.0, 1000.0))
+    >>> check.passed, check.deviations["gap_rate"][1]
+    (True, 0.01)
     """
     check_instance("problem", problem, Problem)
     gammas = np.sort(np.asarray(bias_penalties, dtype=float))

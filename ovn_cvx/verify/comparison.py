@@ -159,6 +159,18 @@ def register_method(name: str, function: Callable, *, tolerance: Tolerance | Non
     -------
     Method
         The registered method.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.verify import compare, register_method
+    >>> method = register_method("my-mm", ovn_cvx.solve, method="mm")   # called as solve(problem, method="mm")
+    >>> table = compare(ovn_cvx.Problem(*make_data(n_samples=30, n_features=2)), ["my-mm", "CLARABEL:high"])
+    >>> table[["method", "status", "checked_success"]]
+              method   status  checked_success
+    0          my-mm  optimal             True
+    1  CLARABEL:high  optimal             True
     """
     method = Method.plugin(name, function, tolerance=tolerance, time_limit=time_limit, **options)
     REGISTERED[name] = method
@@ -266,6 +278,19 @@ def compare(problem: Problem, methods=None, *, n_jobs: int = 1, scheduler: str |
     -------
     DataFrame
         One row per method, with the columns above.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.verify import compare
+    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
+    >>> table = compare(problem, ["MM", "CLARABEL:high", "OSQP:default"])
+    >>> table[["method", "status", "checked_success", "certified"]]
+              method   status  checked_success  certified
+    0             MM  optimal             True       True
+    1  CLARABEL:high  optimal             True       True
+    2   OSQP:default  optimal             True       True
     """
     return compare_runs(problem, methods, n_jobs=n_jobs, scheduler=scheduler)[0]
 

@@ -174,6 +174,24 @@ def run_path(problem: Problem, parameter: str, values, methods=None, *, repeats:
     -------
     DataFrame
         One row per point × method, with the columns above.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.verify import run_path
+    >>> from ovn_cvx.verify.paths import PathMethod
+    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
+    >>> methods = [PathMethod("MM", "cold"), PathMethod("MM", "warm")]     # warm: started at the previous point
+    >>> points = run_path(problem, "beta", [0.5, 1.0, 2.0], methods=methods)
+    >>> points[["value", "method", "status", "correct"]]
+       value   method   status  correct
+    0    0.5  MM cold  optimal     True
+    1    1.0  MM cold  optimal     True
+    2    2.0  MM cold  optimal     True
+    3    0.5  MM warm  optimal     True
+    4    1.0  MM warm  optimal     True
+    5    2.0  MM warm  optimal     True
     """
     problems = path_problems(problem, parameter, values)
     values = np.asarray(values, dtype=np.float64)
@@ -238,6 +256,20 @@ def path_summary(points: pd.DataFrame) -> pd.DataFrame:
     -------
     DataFrame
         One row per method; empty for an empty table.
+
+    Examples
+    --------
+    >>> import ovn_cvx
+    >>> from ovn_cvx.datasets import make_data
+    >>> from ovn_cvx.verify import path_summary, run_path
+    >>> from ovn_cvx.verify.paths import PathMethod
+    >>> problem = ovn_cvx.Problem(*make_data(n_samples=30, n_features=2))
+    >>> methods = [PathMethod("MM", "cold"), PathMethod("MM", "warm")]     # warm: started at the previous point
+    >>> points = run_path(problem, "beta", [0.5, 1.0, 2.0], methods=methods)
+    >>> path_summary(points)[["method", "points", "correct"]]
+        method  points  correct
+    0  MM cold       3        3
+    1  MM warm       3        3
     """
     if points.empty:
         return pd.DataFrame()

@@ -53,6 +53,19 @@ def performance_profile(comparison: pd.DataFrame, taus=None, time_column: str = 
     -------
     DataFrame
         Index τ, one column per method.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from ovn_cvx.verify import performance_profile
+    >>> table = pd.DataFrame({"case": ["a", "a", "b", "b"], "formulation": "linear-SwHb", "status": "optimal",
+    ...                       "method": ["MM", "CLARABEL", "MM", "CLARABEL"],
+    ...                       "checked_success": [True, True, True, False], "wall_time": [0.1, 0.2, 0.3, 0.1]})
+    >>> performance_profile(table)        # the share of problems solved within tau times the best time
+          MM  CLARABEL
+    tau
+    1.0  1.0       0.0
+    2.0  1.0       0.5
     """
     ratios = performance_ratios(comparison, time_column)
     if taus is None:

@@ -86,6 +86,15 @@ class SuiteReport:
         A description of the machine and the library versions; by default the current environment's.
     elapsed : float, default=0.0
         Seconds the suite took.
+
+    Examples
+    --------
+    >>> from ovn_cvx.verify import SuiteCase, run_suite
+    >>> report = run_suite([SuiteCase("mc", "multiclass", 30, 2, 3)], solvers=["MM"], formulations=["SwHb"],
+    ...                    binary=[], identities=False, progress=False)
+    >>> report.comparison[["method", "status"]], report.unavailable
+    (  method   status
+    0     MM  optimal, {})
     """
 
     comparison: pd.DataFrame

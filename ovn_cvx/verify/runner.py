@@ -124,6 +124,18 @@ def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, methods=N
     -------
     SuiteReport
         The comparison table, the checks and the unavailable methods.
+
+    Examples
+    --------
+    >>> from ovn_cvx.verify import SuiteCase, run_suite
+    >>> report = run_suite([SuiteCase("mc", "multiclass", 30, 2, 3)], solvers=["MM", "CLARABEL"],
+    ...                    formulations=["SwHb"], presets=["default"], binary=[], progress=False)
+    >>> report.comparison[["case", "formulation", "method", "checked_success"]]
+      case  formulation            method  checked_success
+    0   mc  linear-SwHb                MM             True
+    1   mc  linear-SwHb  CLARABEL:default             True
+    >>> bool(report.checks["passed"].all())
+    True
     """
     n_jobs, scheduler = check_n_jobs(n_jobs), check_scheduler(scheduler)
     with warnings.catch_warnings():

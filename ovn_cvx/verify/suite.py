@@ -31,6 +31,13 @@ class SuiteCase:
         The kernel of the problems.
     seed : int, default=0
         The seed of the data.
+
+    Examples
+    --------
+    >>> from ovn_cvx.verify import SuiteCase
+    >>> case = SuiteCase("mc-K3", "multiclass", n_samples=30, n_features=2, n_classes=3)
+    >>> [(variant, problem.coef_shape) for variant, problem in case.problems()]
+    [('SwSb', (2, 3)), ('SwHb', (2, 3)), ('HwSb', (2, 3)), ('HwHb', (2, 3))]
     """
 
     name: str
@@ -113,6 +120,13 @@ class BinaryCase:
         The hinge weight β.
     seed : int, default=0
         The seed of the data.
+
+    Examples
+    --------
+    >>> from ovn_cvx.verify import BinaryCase
+    >>> X, y = BinaryCase("two-blobs", n_samples=40, n_features=2, seed=3).data()
+    >>> X.shape, sorted(set(y.tolist()))
+    ((40, 2), [-1, 1])
     """
 
     name: str
