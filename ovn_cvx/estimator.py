@@ -290,7 +290,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     >>> X, y = load_iris(return_X_y=True)
     >>> model = make_pipeline(StandardScaler(), OvNClassifier()).fit(X, y)
     >>> model.predict(X[:3]), round(model.score(X, y), 2)
-    (array([0, 0, 0]), 0.94)
+    (array([0, 0, 0]), 0.95)
     >>> Y = (X[:, :3] > X[:, :3].mean(axis=0)).astype(int)     # multilabel: a 0/1 indicator matrix
     >>> OvNClassifier(negatives="none").fit(X, Y).predict(X[:2])  # the paper's model
     array([[0, 1, 0],
