@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import linear_kernel
 from sklearn.svm import SVC
 
@@ -329,7 +331,9 @@ def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResul
     tol : Tolerance or None, default=None
         The tolerances of the comparisons; None uses the default ``Tolerance()`` (linear) or ``BINARY_TOL_KERNEL``.
     svc_tol : float, default=1e-10
-        The ``tol`` of the ``SVC`` fit.
+        The ``tol`` of the ``SVC`` fit. libsvm can cycle at fine tolerances on degenerate data (a flat dual
+        direction): a fit that does not converge in ``SVC_MAX_ITER`` iterations is repeated 100 times coarser, up to
+        ``SVC_COARSEST_TOL``; ``details["svc_tol"]`` is the tolerance that converged.
     **kernel_params : dict
         Kernel parameters (``gamma``, ``degree``, ``coef0``), for both the problem and ``SVC``.
 
@@ -353,7 +357,7 @@ def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResul
     linear = not problem.is_kernel
     tol = _tolerance(tol, Tolerance() if linear else BINARY_TOL_KERNEL)
     C = beta / 2.0
-    svm = SVC(kernel=kernel, C=C, tol=svc_tol, **kernel_params).fit(problem.X, y)
+    svm, svc_tol = _reference_svc(problem.X, y, kernel, C, svc_tol, kernel_params)
     f_svc = svm.decision_function(problem.X)
     sign = problem.Y[:, 0] * 2 - 1
     a = np.abs(svm.dual_coef_.ravel())
@@ -364,7 +368,7 @@ def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResul
 
     value = objective(problem, result.coef, result.b)
     f = training_decision(problem, result.coef, result.b)
-    check = CheckResult("binary_equivalence", details={"objective": value, "svc_objective": F_svc,
+    check = CheckResult("binary_equivalence", details={"objective": value, "svc_objective": F_svc, "svc_tol": svc_tol,
                                                         "bounded_sv": bool((a >= C * (1 - 1e-8)).any())})
     check.add("objective_vs_2svc", abs(value - 2 * F_svc) / max(1.0, abs(value)), tol.objective)
     check.add("decision_diff", np.abs(f[:, 0] - f_svc).max(), tol.decision)
@@ -376,6 +380,28 @@ def binary_equivalence(X, y, beta: float, kernel="linear", *, result: SolveResul
     if free.any():  # b is unique only with a free support vector (docs/theory.md §8)
         check.add("b_diff", abs(result.b[0] - svm.intercept_[0]), tol.bias)
     return check
+
+
+#: libsvm's iteration limit for the reference SVC (0.15 s on 30 points) and the coarsest tolerance it is repeated
+#: at: at tol ≤ 1e-8 libsvm cycled without end on 30 points with several free support vectors along a flat direction
+#: of the dual, and converged in 17 iterations at 1e-6
+SVC_MAX_ITER = 10**6
+SVC_COARSEST_TOL = 1e-6
+
+
+def _reference_svc(X, y, kernel, C, tol, kernel_params):
+    """``SVC`` fitted at ``tol``, or at the first 100-times coarser tolerance (at most SVC_COARSEST_TOL) at which it
+    converges within SVC_MAX_ITER iterations; with that tolerance."""
+    while True:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            try:
+                return SVC(kernel=kernel, C=C, tol=tol, max_iter=SVC_MAX_ITER, **kernel_params).fit(X, y), tol
+            except ConvergenceWarning:
+                if tol >= SVC_COARSEST_TOL:
+                    raise RuntimeError(f"the reference SVC(C={C:g}) did not converge in {SVC_MAX_ITER} iterations at "
+                                       f"tol={tol:g}: no binary-equivalence check on this data") from None
+        tol = min(100.0 * tol, SVC_COARSEST_TOL)
 
 
 def linear_kernel_problem(problem: Problem) -> Problem:

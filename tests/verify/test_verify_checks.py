@@ -75,6 +75,24 @@ def test_binary_equivalence_detects_the_wrong_c_factor(binary_data):
     assert {"objective_vs_2svc", "w_diff"} <= set(check.failures)
 
 
+def test_binary_equivalence_coarsens_the_svc_tolerance_where_libsvm_cycles():
+    """30 points where libsvm cycles at tol ≤ 1e-8 (a flat dual direction, several free support vectors): the
+    reference SVC is refitted 100 times coarser until it converges (1e-6 here), and the check still compares
+    OvN with it at the default tolerances; at the requested 1e-6 it converges at once."""
+    X, Y = make_data("multiclass", 30, 2, 3, seed=0)
+    y = (Y.argmax(1) == 0).astype(int)
+    check = binary_equivalence(X, y, 1.0)
+    assert check.details["svc_tol"] == 1e-6 and check.passed, check
+    assert binary_equivalence(X, y, 1.0, svc_tol=1e-6).details["svc_tol"] == 1e-6
+
+
+def test_binary_equivalence_refuses_a_reference_svc_that_never_converges(binary_data, monkeypatch):
+    """No converged SVC even at the coarsest tolerance: an error, not a comparison with an unfinished reference."""
+    monkeypatch.setattr(checks, "SVC_MAX_ITER", 1)
+    with pytest.raises(RuntimeError, match="did not converge in 1 iterations at tol=1e-06"):
+        binary_equivalence(*binary_data, 1.0)
+
+
 def test_binary_problem_rejects_more_labels():
     with pytest.raises(ValueError, match="two labels"):
         binary_problem(np.zeros((3, 2)), [0, 1, 2], 1.0)
