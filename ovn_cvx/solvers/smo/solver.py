@@ -12,7 +12,7 @@ from ...result import SolveResult
 from ..verdict import report_fields, verdict
 from .cache import KernelRows
 from .certificate import bias, certify, estimate, exact_view
-from .selection import BUDGET, CONVERGED, NEED_ROW, STALLED, run
+from .selection import BUDGET, CONVERGED, NEED_ROW, STALLED, UNSHRINK, run
 from .state import State
 
 #: the violation tolerance is divided by at least this when the bound is not yet within gap_tol, down to MIN_TOL
@@ -20,6 +20,8 @@ TOL_FACTOR = 0.1
 MIN_TOL = 1e-10
 #: libsvm's shrinking period: at most this many steps (fewer on small problems: the number of pairs)
 SHRINK_EVERY = 1000
+#: libsvm's unshrinking: every pair is brought back once a round, when the violation first falls to this times tol
+UNSHRINK_FACTOR = 10.0
 
 
 def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int, cache_size: float,
@@ -33,11 +35,18 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
     shrink_every = min(SHRINK_EVERY, state.a.size) if shrinking else 0
     exact_at = 0 if dual is not None else -1  # the step count at which Z was last rebuilt exactly
     checks, current, rounds = 0, tol, []
+    unshrink_at = UNSHRINK_FACTOR * current
     while True:
-        code = run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, current, max_iter, shrink_every)
+        code = run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, current, max_iter, shrink_every,
+                   unshrink_at)
         steps = int(state.counters[0])
         if code == NEED_ROW:
             rows.supply(int(state.counters[2]))
+            continue
+        if code == UNSHRINK:
+            state.rebuild(rows)
+            state.activate_all()
+            exact_at, unshrink_at = steps, -1.0
             continue
         if code == CONVERGED and (state.shrunk or exact_at != steps):
             # the test on every pair, on Z rebuilt from the multipliers (shrunk samples are out of date)
@@ -60,6 +69,7 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
         # the bound shrinks about in proportion to the tolerance (measured): aim at half of gap_tol, at least
         # TOL_FACTOR lower, never below MIN_TOL
         current = max(current * min(TOL_FACTOR, 0.5 * gap_tol / max(rounds[-1][2], EPS)), MIN_TOL)
+        unshrink_at = UNSHRINK_FACTOR * current
     status = verdict(bound, gap_tol, hit_limit=code == BUDGET)
     kind_name = {BUDGET: "max_iter", STALLED: "stalled", CONVERGED: "converged"}[code]
     info = {"stop": kind_name, "tol": current, "mass_steps": int(state.counters[3]), "bound_checks": checks,
