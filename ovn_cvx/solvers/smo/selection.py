@@ -54,7 +54,7 @@ def _scan(st, k, update, step, row_i, row_j):
             Zk[s] += step * (row_i[s] - row_j[s])
         elif update == ONE:
             Zk[s] += step * row_i[s]
-        v = sign[p] - c1 * Zk[s] - c2 * z[s]
+        v = sign[p] - c1 * Zk[s] - c2 * z[s] if c2 != 0.0 else sign[p] - c1 * Zk[s]
         if v > best_up and a[p] < upper[p]:
             best_up, i_up = v, p
         if v < best_low and a[p] > lower[p]:
@@ -96,18 +96,19 @@ def class_step(st, kr, diagonal, k):
     sign, Zk, z, c1, c2 = st[1], st[10][k], st[11], scalars[0], scalars[1]
     v_i = sign[i] - c1 * Zk[si] - c2 * z[si]
     curvature = c1 + c2  # P⁺_kk
-    j, best, eta_j, gap_j = -1, -1.0, 0.0, 0.0
+    # the gain gap²/η compared as gap²·η_j > gain_j·η without a division per pair
+    j, eta_j, gap_j, diagonal_i = -1, 1.0, 0.0, diagonal[si]
     for t in range(bounds[k], bounds[k] + n_active[k]):
         q = order[t]
         if a[q] > lower[q]:
             sq = sample[q]
-            gap = v_i - (sign[q] - c1 * Zk[sq] - c2 * z[sq])
+            gap = v_i - (sign[q] - c1 * Zk[sq] - c2 * z[sq]) if c2 != 0.0 else v_i - (sign[q] - c1 * Zk[sq])
             if gap > 0.0:
-                eta = curvature * (diagonal[si] + diagonal[sq] - 2.0 * row_i[sq])
+                eta = curvature * (diagonal_i + diagonal[sq] - 2.0 * row_i[sq])
                 if eta <= TAU:
                     eta = TAU
-                if gap * gap / eta > best:
-                    j, best, eta_j, gap_j = q, gap * gap / eta, eta, gap
+                if gap * gap * eta_j > gap_j * gap_j * eta:
+                    j, eta_j, gap_j = q, eta, gap
     if j < 0:
         return -2
     ok, row_j = _row(sample[j], kr)
