@@ -17,11 +17,12 @@ solver (``method="mm"``) up to ``--mm-max`` rows. Also the estimator's default p
 SwSb, α = 0, β = 4, bias_penalty 0 with negatives — K independent binary SVMs, each the problem of ``SVC(C=4)``,
 timed beside ``OneVsRestClassifier(SVC(C=4))``), and, for both OvN problems with negatives, a refit on 4/5 of the
 rows (the first of 5 shuffled folds, as the estimator's rule folds) from μ = 0 ("cold") and from the full fit's dual
-point restricted to those rows (``warm_start=full.dual[rows]``, "warm"); their ratios are to SVC's fit on all rows. Fit seconds include building the ``Problem``; each ratio is to
-SVC's fit in the same run. The proven relative gap is (F − D(μ))/max(1, |F|) (docs/theory.md §6); the growth slope
-is the least-squares slope of log(time) against log(N). Peak memory: ``tracemalloc``'s peak during a second,
-traced fit (numpy's allocations; SVC's, made in C by libsvm, are not traced). The first-call time of the compiled
-loop is measured in fresh processes: with an empty on-disk cache (compilation) and with the cache filled.
+point restricted to those rows (``warm_start=full.dual[rows]``, "warm"). Fit seconds include building the
+``Problem``; each ratio is to SVC's fit on all rows in the same run. The proven relative gap is
+(F − D(μ))/max(1, |F|) (docs/theory.md §6); the growth slope is the least-squares slope of log(time) against
+log(N). Peak memory: ``tracemalloc``'s peak during a second, traced fit (numpy's allocations; SVC's, made in C by
+libsvm, are not traced). The first-call time of the compiled loop is measured in fresh processes: with an empty
+on-disk cache (compilation) and with the cache filled.
 """
 from __future__ import annotations
 

@@ -145,6 +145,16 @@ class KernelRows:
         return _entries(rows.astype(np.int64), cols.astype(np.int64), absolute, self.kind, self.source, self.params,
                         self.rows, self.slot_of)
 
+    def prefetch(self, samples: np.ndarray) -> None:
+        """Compute and cache the rows of ``samples`` (named kernels on dense data; as many as the cache holds): a
+        warm start's support, whose rows the exact Z reads and the steps need (measured, N = 1 600: its first Z
+        computed entry by entry, and again at the next exact Z, cost as much as the steps it saved)."""
+        if self.kind in (PRECOMPUTED, PYTHON):
+            return
+        for i in samples[:self.rows.shape[0]]:
+            fetch(int(i), self.kind, self.source, self.params, self.rows, self.slot_of, self.owner, self.stamp,
+                  self.clock)
+
     def supply(self, i: int) -> None:
         """Compute the row the loop asked for (kind PYTHON) and cache it."""
         row = self.block(np.array([i]), np.arange(self.problem.n_samples))[0]

@@ -82,6 +82,7 @@ class State:
         state.activate_all()
         if dual is not None:
             state.scalars[3] = float(np.mean(state.masses(K)))
+            rows.prefetch(np.unique(state.sample[a != 0.0]))
             state.rebuild(rows)
         return state
 
