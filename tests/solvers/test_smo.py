@@ -131,6 +131,20 @@ def test_warm_start_reaches_the_cold_optimum_in_fewer_steps(variant):
     assert same.success and same.iterations <= previous.iterations // 10
 
 
+@pytest.mark.parametrize(("variant", "bias_penalty"), [("SwSb", 0.0), ("SwHb", 0.4), ("HwSb", 0.4)])
+def test_warm_start_from_the_full_fit_restricted_to_a_fold(variant, bias_penalty):
+    """A refit on 4/5 of the rows from the full fit's dual point restricted to them (class masses no longer equal:
+    repaired) reaches the fold's own optimum, the reference's."""
+    problem = make(variant, "rbf", "rest", 0.0, n_samples=100, seed=2, beta=3.0).replace(bias_penalty=bias_penalty)
+    full = ovn_cvx.solve(problem, "smo", gap_tol=TIGHT)
+    rows = np.random.default_rng(0).permutation(problem.n_samples)[:80]
+    fold = problem.replace(X=problem.X[rows], Y=problem.Y[rows], sample_weight=problem.sample_weight[rows])
+    restricted = full.dual[rows]
+    assert np.ptp(restricted.sum(axis=0)) > 1e-3  # the restriction alone is not dual feasible
+    warm = ovn_cvx.solve(fold, "smo", gap_tol=TIGHT, warm_start=restricted)
+    assert_matches_reference(fold, warm)
+
+
 def test_warm_start_from_an_infeasible_point_is_repaired():
     """Any N × K array: clipped to the box, class masses equalized, then solved to the same optimum."""
     problem = make("SwHb", "rbf", "rest", 0.0)
