@@ -33,7 +33,7 @@ def _class_solves(state: State, rows: KernelRows, v: np.ndarray, free: np.ndarra
             solves.append((F, 0.0, 0.0, F * 0.0, F * 0.0))
             continue
         try:
-            factor = cho_factor(c1 * rows.entries(state.sample[F], state.sample[F]))
+            factor = cho_factor(c1 * rows.entries(state.sample[F], state.sample[F]), overwrite_a=True)
         except LinAlgError:
             return None
         u, w = cho_solve(factor, np.column_stack([v[F], np.ones(F.size)])).T

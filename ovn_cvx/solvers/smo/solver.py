@@ -71,8 +71,9 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
         b = bias(state, state.decision())
         rounds.append((current, steps, estimate(problem, state, b)))
         taken = newton_steps(state, rows, newton_limit) if rounds[-1][2] > gap_tol and newton else 0
-        if taken:
+        if taken:  # Z from its exact product again: the certificate reads the residuals off it
             newton_count += taken
+            state.rebuild(rows)
             b = bias(state, state.decision())
             rounds.append((current, steps, estimate(problem, state, b)))
         if rounds[-1][2] <= gap_tol or current <= MIN_TOL:
