@@ -84,7 +84,9 @@ def newton_step(state: State, rows: KernelRows, limit: int, classes: np.ndarray)
     direction = np.zeros_like(state.a)
     for F, u_sum, w_sum, u, w in solves:
         if F.size:
-            direction[F] = u - (u_sum - mass) / w_sum * w
+            step = u - (u_sum - mass) / w_sum * w
+            # 1ᵀΔa_k = Δm to round-off, whatever the solves' accuracy (the masses must stay equal)
+            direction[F] = step + (mass - step.sum()) / F.size
     moved = np.flatnonzero(direction)
     if moved.size == 0:
         return None
