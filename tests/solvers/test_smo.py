@@ -14,7 +14,12 @@ from test_mm_soundness import adversarial_problems, assert_sound, best_reference
 import ovn_cvx
 from ovn_cvx import Problem
 from ovn_cvx.datasets import make_data
+from ovn_cvx.duality import dual_value, feasible_dual
 from ovn_cvx.objective import constraint_violation
+from ovn_cvx.solvers.smo.cache import KernelRows
+from ovn_cvx.solvers.smo.newton import newton_step
+from ovn_cvx.solvers.smo.selection import CONVERGED, run
+from ovn_cvx.solvers.smo.state import State
 
 TIGHT = 1e-9  # gap_tol of the comparisons: far inside their 1e-6
 
@@ -126,12 +131,66 @@ def test_warm_start_reaches_the_cold_optimum_in_fewer_steps(variant):
     assert same.success and same.iterations <= previous.iterations // 10
 
 
+@pytest.mark.parametrize(("variant", "bias_penalty"), [("SwSb", 0.0), ("SwHb", 0.4), ("HwSb", 0.4)])
+def test_warm_start_from_the_full_fit_restricted_to_a_fold(variant, bias_penalty):
+    """A refit on 4/5 of the rows from the full fit's dual point restricted to them (class masses no longer equal:
+    repaired) reaches the fold's own optimum, the reference's."""
+    problem = make(variant, "rbf", "rest", 0.0, n_samples=100, seed=2, beta=3.0).replace(bias_penalty=bias_penalty)
+    full = ovn_cvx.solve(problem, "smo", gap_tol=TIGHT)
+    rows = np.random.default_rng(0).permutation(problem.n_samples)[:80]
+    fold = problem.replace(X=problem.X[rows], Y=problem.Y[rows], sample_weight=problem.sample_weight[rows])
+    restricted = full.dual[rows]
+    assert np.ptp(restricted.sum(axis=0)) > 1e-3  # the restriction alone is not dual feasible
+    warm = ovn_cvx.solve(fold, "smo", gap_tol=TIGHT, warm_start=restricted)
+    assert_matches_reference(fold, warm)
+
+
 def test_warm_start_from_an_infeasible_point_is_repaired():
     """Any N × K array: clipped to the box, class masses equalized, then solved to the same optimum."""
     problem = make("SwHb", "rbf", "rest", 0.0)
     rng = np.random.default_rng(0)
     warm = ovn_cvx.solve(problem, "smo", gap_tol=TIGHT, warm_start=rng.normal(scale=5.0, size=problem.Y.shape))
     assert_matches_reference(problem, warm)
+
+
+@pytest.mark.parametrize(("variant", "bias_penalty"), [("SwSb", 0.0), ("SwSb", 0.4), ("SwHb", 0.4)])
+def test_newton_steps_finish_at_the_reference_optimum(variant, bias_penalty):
+    """P⁺ diagonal (soft w, α = 0) with the class masses fixed at 0, penalised, and free: the Newton steps on the
+    free pairs are taken, and the optimum is the reference's, as without them (in more steps)."""
+    problem = make(variant, "rbf", "rest", 0.0, n_samples=150, seed=5, beta=4.0).replace(bias_penalty=bias_penalty)
+    result = ovn_cvx.solve(problem, "smo", gap_tol=TIGHT)
+    assert result.info["newton_steps"] > 0
+    assert_matches_reference(problem, result)
+    without = ovn_cvx.solve(problem, "smo", gap_tol=TIGHT, newton=False)
+    assert without.success and without.info["newton_steps"] == 0
+    assert without.objective == pytest.approx(result.objective, rel=2e-9)
+    assert result.iterations < without.iterations
+
+
+@pytest.mark.parametrize("duplicated", [False, True])
+@pytest.mark.parametrize(("variant", "bias_penalty"), [("SwSb", 0.0), ("SwSb", 0.4), ("SwHb", 0.4)])
+def test_a_newton_step_keeps_the_point_feasible_and_never_lowers_the_dual(variant, bias_penalty, duplicated):
+    """From a loose iterate: the box holds, the class masses stay equal, D(μ) does not decrease (also with
+    duplicated samples, whose kernel block is singular), and the kept Z is G M."""
+    problem = make(variant, "rbf", "rest", 0.0, n_samples=80, seed=3, beta=4.0).replace(bias_penalty=bias_penalty)
+    if duplicated:
+        problem = problem.replace(X=np.vstack([problem.X[:40], problem.X[:40]]))
+    rows = KernelRows(problem, 200.0, problem.n_classes + 2)
+    state = State.start(problem, rows)
+    assert run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, 0.3, 10**6, 0, -1.0) == CONVERGED
+    state.rebuild(rows)
+    before = dual_value(problem, feasible_dual(problem, np.abs(state.a)))
+    cut = newton_step(state, rows, 10**6, np.ones(problem.n_classes, dtype=bool))
+    if not duplicated:
+        assert cut is not None
+    assert np.all(state.lower <= state.a) and np.all(state.a <= state.upper)
+    masses = state.masses(problem.n_classes)
+    assert np.ptp(masses) <= 1e-12 * max(1.0, np.abs(state.a).sum())
+    if bias_penalty == 0.0:
+        assert np.abs(masses).max() <= 1e-12 * max(1.0, np.abs(state.a).sum())
+    assert dual_value(problem, feasible_dual(problem, np.abs(state.a))) >= before - 1e-12 * abs(before)
+    exact = problem.gram @ state.signed_dual(problem.n_samples)
+    assert np.abs(state.Z - exact.T).max() <= 1e-10 * max(1.0, np.abs(exact).max())
 
 
 def test_step_budget_gives_an_honest_answer():

@@ -15,7 +15,7 @@ from ..._validation import check_instance, check_number
 from ...problem import Problem
 from ...result import SolveResult
 from ..verdict import GAP_TOL
-from .solver import solve_kernel
+from .solver import FIRST_TOL, solve_kernel
 
 __all__ = ["solve_smo"]
 
@@ -50,7 +50,7 @@ def solve_smo(problem: Problem, *, gap_tol: float = GAP_TOL, warm_start=None, **
         (``kernel="linear"``) by dual coordinate descent (``options`` go to
         :func:`~ovn_cvx.solvers.smo.linear.solve_linear`).
     tol : float > 0, optional
-        The first violation tolerance (libsvm's ``tol``; default ``gap_tol``): the loop stops when no move has a
+        The first violation tolerance (libsvm's ``tol``; default max(gap_tol, 1e-3)): the loop stops when no move has a
         slope above ``tol``; while the bound is not within ``gap_tol`` the tolerance is lowered (at least tenfold,
         aimed at gap_tol by the bound's measured proportion to it) and the loop continues.
     gap_tol : float > 0
@@ -62,6 +62,10 @@ def solve_smo(problem: Problem, *, gap_tol: float = GAP_TOL, warm_start=None, **
         Memory for cached kernel rows, in MB (as ``SVC``'s); at least K + 2 rows are kept.
     shrinking : bool, default=True
         libsvm's shrinking heuristic; the answer is checked on every pair either way.
+    newton : bool, default=True
+        When a round ends with the bound not yet within ``gap_tol``, one Newton step on the pairs strictly inside
+        their box (P⁺ diagonal: soft w with α = 0; a dense system per class, within ``cache_size``), cut to keep the
+        point dual feasible (:func:`~ovn_cvx.solvers.smo.newton.newton_step`).
     warm_start : SolveResult or array of shape (N, K), optional
         A previous result of this solver (its dual point) or a dual point M = Y ∘ μ: clipped to the box, the class
         masses equalized, and continued from (e.g. along a β or α path, for refits on the same data).
@@ -74,13 +78,14 @@ def solve_smo(problem: Problem, *, gap_tol: float = GAP_TOL, warm_start=None, **
 
 
 def _solve_kernel(problem: Problem, *, gap_tol, warm_start, tol=None, max_iter=10_000_000, cache_size=200.0,
-                  shrinking=True) -> SolveResult:
+                  shrinking=True, newton=True) -> SolveResult:
     """The kernel options checked, each error naming its option (an unknown one: Python's own TypeError)."""
     gap_tol = check_number("gap_tol", gap_tol, low=0, strict=True)
-    tol = gap_tol if tol is None else check_number("tol", tol, low=0, strict=True)
+    tol = max(gap_tol, FIRST_TOL) if tol is None else check_number("tol", tol, low=0, strict=True)
     max_iter = check_number("max_iter", max_iter, low=1, integer=True)
     cache_size = check_number("cache_size", cache_size, low=0, strict=True)
-    if not isinstance(shrinking, (bool, np.bool_)):
-        raise TypeError(f"shrinking must be a bool, got {type(shrinking).__name__}")
+    for name, flag in (("shrinking", shrinking), ("newton", newton)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
     return solve_kernel(problem, tol=tol, gap_tol=gap_tol, max_iter=max_iter, cache_size=cache_size,
-                        shrinking=bool(shrinking), dual=_warm_dual(problem, warm_start))
+                        shrinking=bool(shrinking), newton=bool(newton), dual=_warm_dual(problem, warm_start))

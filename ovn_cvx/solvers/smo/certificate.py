@@ -29,7 +29,7 @@ def bias(state: State, h: np.ndarray) -> np.ndarray:
     K = state.bounds.size - 1
     v = state.sign - h
     rise, fall = state.a < state.upper, state.a > state.lower
-    label = np.repeat(np.arange(K), np.diff(state.bounds))
+    label = state.label
     lo, hi = np.full(K, -np.inf), np.full(K, np.inf)
     np.maximum.at(lo, label[rise], v[rise])
     np.minimum.at(hi, label[fall], v[fall])
@@ -54,7 +54,7 @@ def estimate(problem: Problem, state: State, b: np.ndarray) -> float:
     """(F − D)/max(1, |F|) from the loop's Z (just rebuilt): F = R + hinge + B, D = Σμ − R − m²/(4γ),
     R = ½ Σ_p a_p h_p."""
     h = state.decision()
-    label = np.repeat(np.arange(b.size), np.diff(state.bounds))
+    label = state.label
     regularizer = 0.5 * float(state.a @ h)
     hinge = float(problem.cost @ np.maximum(0.0, 1.0 - state.sign * (h + b[label])))
     soft = state.mass_mode == MASS_SOFT

@@ -20,8 +20,9 @@ from .cache import PRECOMPUTED, fetch
 from .shrinking import shrink
 from .state import MASS_FIXED, MASS_SOFT
 
-#: the loop's exits: converged on the active pairs, step budget spent, a kernel row wanted from Python, no move
-CONVERGED, BUDGET, NEED_ROW, STALLED = 0, 1, 2, 3
+#: the loop's exits: converged on the active pairs, step budget spent, a kernel row wanted from Python, no move,
+#: shrunk pairs to be brought back (the violation fell to ``unshrink_at``)
+CONVERGED, BUDGET, NEED_ROW, STALLED, UNSHRINK = 0, 1, 2, 3, 4
 #: what a class scan adds to Z_k first: nothing, step·(κ_i − κ_j), step·κ_i
 NONE, PAIR, ONE = 0, 1, 2
 #: the curvature of a step along which the kernel is flat (duplicated samples), as libsvm's
@@ -53,7 +54,7 @@ def _scan(st, k, update, step, row_i, row_j):
             Zk[s] += step * (row_i[s] - row_j[s])
         elif update == ONE:
             Zk[s] += step * row_i[s]
-        v = sign[p] - c1 * Zk[s] - c2 * z[s]
+        v = sign[p] - c1 * Zk[s] - c2 * z[s] if c2 != 0.0 else sign[p] - c1 * Zk[s]
         if v > best_up and a[p] < upper[p]:
             best_up, i_up = v, p
         if v < best_low and a[p] > lower[p]:
@@ -95,18 +96,19 @@ def class_step(st, kr, diagonal, k):
     sign, Zk, z, c1, c2 = st[1], st[10][k], st[11], scalars[0], scalars[1]
     v_i = sign[i] - c1 * Zk[si] - c2 * z[si]
     curvature = c1 + c2  # P⁺_kk
-    j, best, eta_j, gap_j = -1, -1.0, 0.0, 0.0
+    # the gain gap²/η compared as gap²·η_j > gain_j·η without a division per pair
+    j, eta_j, gap_j, diagonal_i = -1, 1.0, 0.0, diagonal[si]
     for t in range(bounds[k], bounds[k] + n_active[k]):
         q = order[t]
         if a[q] > lower[q]:
             sq = sample[q]
-            gap = v_i - (sign[q] - c1 * Zk[sq] - c2 * z[sq])
+            gap = v_i - (sign[q] - c1 * Zk[sq] - c2 * z[sq]) if c2 != 0.0 else v_i - (sign[q] - c1 * Zk[sq])
             if gap > 0.0:
-                eta = curvature * (diagonal[si] + diagonal[sq] - 2.0 * row_i[sq])
+                eta = curvature * (diagonal_i + diagonal[sq] - 2.0 * row_i[sq])
                 if eta <= TAU:
                     eta = TAU
-                if gap * gap / eta > best:
-                    j, best, eta_j, gap_j = q, gap * gap / eta, eta, gap
+                if gap * gap * eta_j > gap_j * gap_j * eta:
+                    j, eta_j, gap_j = q, eta, gap
     if j < 0:
         return -2
     ok, row_j = _row(sample[j], kr)
@@ -161,9 +163,12 @@ def mass_step(st, kr, diagonal, mass_mode, direction, violation):
 
 
 @njit(cache=True)
-def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every):
+def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every, unshrink_at):
     """Steps until no violation exceeds ``tol`` on the active pairs, or ``max_steps`` steps in all (counters[0]);
-    shrinking every ``shrink_every`` steps (0: never). Returns the exit code; a wanted row is in counters[2]."""
+    shrinking every ``shrink_every`` steps (0: never). Returns the exit code; a wanted row is in counters[2]. When
+    pairs are shrunk and the largest violation first falls to ``unshrink_at`` (libsvm's 10·tol), the loop exits
+    with UNSHRINK: pairs set aside early that the optimum needs are brought back before the active set is solved to
+    ``tol``."""
     up_value, low_value, counters, scalars = st[14], st[16], st[18], st[13]
     K = up_value.shape[0]
     scan_all(st)
@@ -182,6 +187,8 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every):
                 best, move = (up_value.sum() - target) / K, K
             if (target - low_value.sum()) / K > best:
                 best, move = (target - low_value.sum()) / K, K + 1
+        if best <= unshrink_at and st[7].sum() < st[4].shape[0]:
+            return UNSHRINK
         if best <= tol:
             return CONVERGED
         if counters[0] >= max_steps:

@@ -82,6 +82,7 @@ class State:
         state.activate_all()
         if dual is not None:
             state.scalars[3] = float(np.mean(state.masses(K)))
+            rows.prefetch(np.unique(state.sample[a != 0.0]))
             state.rebuild(rows)
         return state
 
@@ -107,11 +108,15 @@ class State:
     def masses(self, n_classes: int) -> np.ndarray:
         return np.add.reduceat(self.a, self.bounds[:-1]) if self.a.size else np.zeros(n_classes)
 
-    def signed_dual(self, n_samples: int) -> np.ndarray:
-        """M = Y ∘ μ (N × K)."""
-        K = self.bounds.size - 1
-        M = np.zeros((n_samples, K))
-        M[self.sample, np.repeat(np.arange(K), np.diff(self.bounds))] = self.a
+    @property
+    def label(self) -> np.ndarray:
+        """The class of every pair."""
+        return np.repeat(np.arange(self.bounds.size - 1), np.diff(self.bounds))
+
+    def signed_dual(self, n_samples: int, values: np.ndarray | None = None) -> np.ndarray:
+        """M = Y ∘ μ (N × K); with ``values``, the N × K matrix of those per-pair values instead of the a_p."""
+        M = np.zeros((n_samples, self.bounds.size - 1))
+        M[self.sample, self.label] = self.a if values is None else values
         return M
 
     def rebuild(self, rows: KernelRows) -> None:
@@ -123,5 +128,4 @@ class State:
     def decision(self) -> np.ndarray:
         """h_p = (G M P⁺)_{i_p k_p}, the pairs' decision values without the bias."""
         c1, c2 = self.scalars[0], self.scalars[1]
-        label = np.repeat(np.arange(self.bounds.size - 1), np.diff(self.bounds))
-        return c1 * self.Z[label, self.sample] + c2 * self.z[self.sample]
+        return c1 * self.Z[self.label, self.sample] + c2 * self.z[self.sample]
