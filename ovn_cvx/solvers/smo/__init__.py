@@ -1,5 +1,5 @@
 """Dual decomposition (libsvm's way) with a proven bound: ``ovn_cvx.solve(problem, method="smo")``
-(docs/theory.md §9.9).
+(docs/theory.md §9.14).
 
 The dual of docs/theory.md §6 is solved a few multipliers at a time — pair steps within a class chosen with
 second-order information, a step that moves every class's mass together, kernel rows computed on demand under a

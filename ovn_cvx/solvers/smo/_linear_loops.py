@@ -1,4 +1,4 @@
-"""Compiled inner loop of the linear dual coordinate descent (numba, cached on disk).
+"""Compiled inner loop of the linear dual coordinate descent (numba, cached on disk; docs/theory.md §9.14).
 
 The patterns come either dense (``Xd``, N×M, C order) or sparse (CSR ``data, indices, indptr`` with sorted indices,
 ``Xd`` then of shape (0, 0)): every row operation reads whichever is given. The dual state: the signed pair variables

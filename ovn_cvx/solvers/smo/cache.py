@@ -1,4 +1,4 @@
-"""Kernel rows on demand, under a memory budget (docs/theory.md §9.9).
+"""Kernel rows on demand, under a memory budget (docs/theory.md §9.14).
 
 A step of the dual decomposition needs the rows κ(x_i, ·) of the few samples it moves; one row serves every label
 of its sample. Rows of the named kernels on dense data are computed inside the compiled loop and kept in a

@@ -1,4 +1,4 @@
-"""The primal point of a dual iterate and its proven bound (docs/theory.md §6, §9.9).
+"""The primal point of a dual iterate and its proven bound (docs/theory.md §6, §9.14).
 
 Every iterate is dual feasible (box and equal class masses, repaired to the last bit by
 :func:`~ovn_cvx.duality.feasible_dual`), so D(μ) ≤ F*. The primal point is A = M P⁺ with each b_k inside its

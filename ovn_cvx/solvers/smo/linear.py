@@ -1,5 +1,5 @@
 """Dual coordinate descent for linear problems (liblinear's, Hsieh et al. ICML 2008), with the OvN dual's equal class
-masses, certified by the proven bound of docs/theory.md §6.
+masses, certified by the proven bound of docs/theory.md §6 (the method: §9.14).
 
 The dual: maximize D(μ) = Σ_p μ_p − ½ tr(P⁺ VᵀV) [− m²/(4γ)] over 0 ≤ μ_p ≤ c_p with equal class masses
 m_1 = … = m_K = m (V = XᵀM, M = Y∘μ). A single coordinate cannot move without breaking the masses, so the masses are

@@ -1,5 +1,5 @@
 """A Newton step on the free pairs: the decomposition method's tail, where pair steps converge slowly, replaced by one
-solve on the pairs strictly inside their box (docs/theory.md §6).
+solve on the pairs strictly inside their box (docs/theory.md §6, §9.14).
 
 With P⁺ diagonal (c2 = 0: soft w with α = 0, the estimator's default) the classes interact only through their common
 mass m. On the free pairs F_k of class k the optimum has equal slopes, v_F − c1 G_FF Δa_k = b_k 1, and the masses

@@ -1,4 +1,4 @@
-"""The compiled loop: working-set selection and the two kinds of step (docs/theory.md §9.9).
+"""The compiled loop: working-set selection and the two kinds of step (docs/theory.md §9.14).
 
 * Within class k (libsvm's pair step, second-order selection of Fan, Chen & Lin 2005): i raises a_i with the largest
   slope v_i, j lowers a_j chosen by the gain (v_i − v_j)²/η_ij, η_ij = P⁺_kk (κ_ii + κ_jj − 2κ_ij); the step keeps the

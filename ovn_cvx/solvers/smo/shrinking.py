@@ -1,4 +1,4 @@
-"""Shrinking (libsvm's rule, docs/theory.md §9.9): a pair at a bound that cannot take part in a violating move is set
+"""Shrinking (libsvm's rule, docs/theory.md §9.14): a pair at a bound that cannot take part in a violating move is set
 aside — one that can only rise with a slope below its class's smallest slope among pairs that can fall, or one that
 can only fall with a slope above the largest among pairs that can rise. The steps then scan and update only the
 active pairs and samples. Before the solver stops, every pair is re-activated on an exact Z (``State.rebuild``)

@@ -1,5 +1,5 @@
 """The decomposition method's driver: the compiled loop to a violation tolerance, the exact check on every pair,
-the proven bound, a finer tolerance until the bound is within ``gap_tol`` (docs/theory.md §9.9)."""
+the proven bound, a finer tolerance until the bound is within ``gap_tol`` (docs/theory.md §9.14)."""
 from __future__ import annotations
 
 import time

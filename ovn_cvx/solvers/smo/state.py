@@ -1,4 +1,4 @@
-"""The dual iterate of the decomposition method and what the steps keep up to date (docs/theory.md §6, §9.9).
+"""The dual iterate of the decomposition method and what the steps keep up to date (docs/theory.md §6, §9.14).
 
 The variables are the signed pair multipliers a_p = y_p μ_p (the entries of M = Y ∘ μ), each in its box
 [min(0, y_p c_p), max(0, y_p c_p)], every class carrying the same mass m = Σ_{p ∈ k} a_p. With P⁺ = c1 I + c2 11ᵀ
