@@ -171,6 +171,8 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every, unshrink_at):
     ``tol``."""
     up_value, low_value, counters, scalars = st[14], st[16], st[18], st[13]
     K = up_value.shape[0]
+    # fixed masses and P⁺ diagonal (soft w, α = 0, free biases): the classes share nothing, K separate problems
+    separable = mass_mode == MASS_FIXED and scalars[1] == 0.0
     scan_all(st)
     while True:
         if shrink_every > 0 and counters[1] >= shrink_every:
@@ -193,6 +195,9 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every, unshrink_at):
             return CONVERGED
         if counters[0] >= max_steps:
             return BUDGET
+        current = counters[4]
+        if separable and current >= 0 and up_value[current] - low_value[current] > tol:
+            move = current  # a separate problem is solved before the next: the row cache serves one working set
         if move < K:
             need = class_step(st, kr, diagonal, move)
         else:
@@ -204,6 +209,7 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every, unshrink_at):
             return NEED_ROW
         counters[0] += 1
         counters[1] += 1
+        counters[4] = move
         if move >= K:
             counters[3] += 1
         if scalars[1] != 0.0:  # else _apply rescanned the moved classes

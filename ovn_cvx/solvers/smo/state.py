@@ -49,7 +49,7 @@ class State:
     up_pair: np.ndarray
     low_value: np.ndarray
     low_pair: np.ndarray
-    #: [steps, steps since the last shrinking, row asked of Python, mass steps]
+    #: [steps, steps since the last shrinking, row asked of Python, mass steps, the class last stepped (−1: none)]
     counters: np.ndarray
 
     @classmethod
@@ -78,7 +78,7 @@ class State:
                     n_rows=np.zeros(1, dtype=np.int64), Z=np.zeros((K, N)), z=np.zeros(N),
                     pinv=np.ascontiguousarray(pinv), scalars=np.array([pinv[0, 0] - c2, c2, inverse, 0.0]),
                     mass_mode=mode, up_value=np.zeros(K), up_pair=np.zeros(K, dtype=np.int64),
-                    low_value=np.zeros(K), low_pair=np.zeros(K, dtype=np.int64), counters=np.zeros(4, dtype=np.int64))
+                    low_value=np.zeros(K), low_pair=np.zeros(K, dtype=np.int64), counters=np.array([0, 0, 0, 0, -1], dtype=np.int64))
         state.activate_all()
         if dual is not None:
             state.scalars[3] = float(np.mean(state.masses(K)))
