@@ -363,3 +363,20 @@ def test_grid_over_variant_and_alpha_does_not_warn(multiclass_data):
     assert hard[0] == hard[1]
     with pytest.warns(UserWarning, match="ignored by the hard-w variant"):  # direct users of Problem are told
         Problem(X, Y, "HwHb", alpha=0.3)
+
+
+def test_cache_size_reaches_the_dual_decomposition(multiclass_data):
+    """``cache_size`` is the row cache of the exact kernel fit: a cache of a few rows gives the same certified model
+    as the default one (more rows computed), and it is refused by name when not positive."""
+    from sklearn.utils._param_validation import InvalidParameterError
+    X, Y = multiclass_data
+    y = Y.argmax(axis=1)
+    default = OvNClassifier(kernel="rbf", decision_rule="paper").fit(X, y)
+    small = OvNClassifier(kernel="rbf", decision_rule="paper", cache_size=1e-4).fit(X, y)
+    assert default.result_.method == small.result_.method == "smo" and small.result_.success
+    assert small.result_.info["cache_rows"] < default.result_.info["cache_rows"]
+    assert small.result_.info["kernel_rows"] > default.result_.info["kernel_rows"]
+    np.testing.assert_allclose(small.decision_function(X), default.decision_function(X), atol=1e-4)
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(InvalidParameterError, match="cache_size"):
+            OvNClassifier(kernel="rbf", cache_size=bad).fit(X, y)
