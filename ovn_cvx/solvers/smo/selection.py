@@ -163,6 +163,24 @@ def mass_step(st, kr, diagonal, mass_mode, direction, violation):
 
 
 @njit(cache=True)
+def largest_violation(st, mass_mode):
+    """The largest violation and its move: a class k (its pair step), K (every mass up) or K + 1 (down)."""
+    up_value, low_value = st[14], st[16]
+    K = up_value.shape[0]
+    best, move = -np.inf, -1
+    for k in range(K):
+        if up_value[k] - low_value[k] > best:
+            best, move = up_value[k] - low_value[k], k
+    if mass_mode != MASS_FIXED:
+        target = mass_target(st, mass_mode)
+        if (up_value.sum() - target) / K > best:
+            best, move = (up_value.sum() - target) / K, K
+        if (target - low_value.sum()) / K > best:
+            best, move = (target - low_value.sum()) / K, K + 1
+    return best, move
+
+
+@njit(cache=True)
 def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every, unshrink_at):
     """Steps until no violation exceeds ``tol`` on the active pairs, or ``max_steps`` steps in all (counters[0]);
     shrinking every ``shrink_every`` steps (0: never). Returns the exit code; a wanted row is in counters[2]. When
@@ -179,16 +197,7 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every, unshrink_at):
             shrink(st)
             counters[1] = 0
             scan_all(st)
-        best, move = -np.inf, -1
-        for k in range(K):
-            if up_value[k] - low_value[k] > best:
-                best, move = up_value[k] - low_value[k], k
-        if mass_mode != MASS_FIXED:
-            target = mass_target(st, mass_mode)
-            if (up_value.sum() - target) / K > best:
-                best, move = (up_value.sum() - target) / K, K
-            if (target - low_value.sum()) / K > best:
-                best, move = (target - low_value.sum()) / K, K + 1
+        best, move = largest_violation(st, mass_mode)
         if best <= unshrink_at and st[7].sum() < st[4].shape[0]:
             return UNSHRINK
         if best <= tol:

@@ -78,7 +78,8 @@ class State:
                     n_rows=np.zeros(1, dtype=np.int64), Z=np.zeros((K, N)), z=np.zeros(N),
                     pinv=np.ascontiguousarray(pinv), scalars=np.array([pinv[0, 0] - c2, c2, inverse, 0.0]),
                     mass_mode=mode, up_value=np.zeros(K), up_pair=np.zeros(K, dtype=np.int64),
-                    low_value=np.zeros(K), low_pair=np.zeros(K, dtype=np.int64), counters=np.array([0, 0, 0, 0, -1], dtype=np.int64))
+                    low_value=np.zeros(K), low_pair=np.zeros(K, dtype=np.int64),
+                    counters=np.array([0, 0, 0, 0, -1], dtype=np.int64))
         state.activate_all()
         if dual is not None:
             state.scalars[3] = float(np.mean(state.masses(K)))
