@@ -881,7 +881,10 @@ class _FoldFit:
     def __call__(self, split):
         train, test = split
         pairwise = self.model._precomputed
-        model = self.model.fit(_rows(self.X, train, pairwise), self.y[train], sample_weight=self.sample_weight[train])
+        with warnings.catch_warnings():  # the full fit reports its own degenerate labels, once
+            warnings.simplefilter("ignore", DegenerateLabelWarning)
+            model = self.model.fit(_rows(self.X, train, pairwise), self.y[train],
+                                   sample_weight=self.sample_weight[train])
         return model.classes_, model._decision(_rows(self.X, test, pairwise, columns=train)), \
             _solve_summary(model.result_, model.tol)
 

@@ -533,3 +533,20 @@ def test_label_threshold_trials_from_row_counts_equal_the_full_predictions(scori
             np.testing.assert_allclose(values, expected_values, rtol=0, atol=1e-14)
             np.testing.assert_allclose(rights, expected_rights, rtol=0, atol=1e-14)
     assert np.ptp(values) > 0.01  # the candidates differ: the comparison is not between constants
+
+
+def test_a_degenerate_label_is_reported_once_not_per_internal_fold():
+    """The learned rule's fold fits keep quiet about degenerate labels: the user sees the full fit's warning once."""
+    from ovn_cvx import OvNClassifier
+    from ovn_cvx.exceptions import DegenerateLabelWarning
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    Y = np.zeros((60, 3), dtype=int)
+    Y[:, 0] = X[:, 0] > 0
+    Y[:, 1] = X[:, 1] > 0
+    Y[:2, 2] = 1  # two members: w ≈ 0 at a small beta
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        OvNClassifier(beta=1e-3, decision_rule="cv").fit(X, Y)
+    degenerate = [w for w in caught if issubclass(w.category, DegenerateLabelWarning)]
+    assert len(degenerate) == 1
