@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 
 from ._sklearn_compat import SigmoidCalibration
-from .labels import NEVER, DecisionRule, argmax_labels, at_least, is_jaccard_weight
+from .labels import NEVER, DecisionRule, argmax_labels, at_least, at_least_bound, is_jaccard_weight
 
 
 def _counts(T, P, w):
@@ -27,19 +28,28 @@ def _ratio(num, den):
 class RowScorer:
     """A metric that is a (w-weighted) mean over rows of a score of each row's counts: ``of_counts(common, predicted,
     true, n_labels, w)`` with ``common`` = |T ∩ P|, ``predicted`` = |P| and ``true`` = |T| per row (P may carry
-    leading axes). Called as the other scorers, on T, P and w; the per-label threshold search builds the counts of
-    its candidates directly (``_Search._label_trials``)."""
+    leading axes), and ``of_rows(common, predicted, true, n_labels)`` the score of each row, whose weighted mean
+    ``of_counts`` is (up to round-off: the search screens its candidates with it). Called as the other scorers, on T,
+    P and w; the per-label threshold search builds the counts of its candidates directly (``_Search._label_trials``)."""
 
-    def __init__(self, of_counts):
-        self.of_counts = of_counts
+    def __init__(self, of_counts, of_rows):
+        self.of_counts, self.of_rows = of_counts, of_rows
 
     def __call__(self, T, P, w):
         return self.of_counts(np.count_nonzero(T & P, axis=-1), np.count_nonzero(P, axis=-1),
                               np.count_nonzero(T, axis=-1), T.shape[-1], w)
 
 
+def _jaccard_rows(common, predicted, true, n_labels):
+    return _ratio(common, predicted + true - common)
+
+
+def _hamming_rows(common, predicted, true, n_labels):
+    return 1.0 - (predicted + true - 2 * common) / n_labels
+
+
 def _jaccard_counts(common, predicted, true, n_labels, w):
-    return np.average(_ratio(common, predicted + true - common), weights=w, axis=-1)
+    return np.average(_jaccard_rows(common, predicted, true, n_labels), weights=w, axis=-1)
 
 
 def _hamming_counts(common, predicted, true, n_labels, w):
@@ -63,16 +73,18 @@ def _f1_macro(T, P, w):
 #: match). Written on numpy counts because the search scores thousands of candidates and scikit-learn's input checks
 #: cost milliseconds a call; P may carry leading axes (a batch of candidates' predictions, one score each).
 #: tests/test_estimator_rules.py checks every one against scikit-learn.
-SCORERS = {"jaccard": RowScorer(_jaccard_counts), "f1_micro": _f1_micro, "f1_macro": _f1_macro,
-           "hamming": RowScorer(_hamming_counts)}
+SCORERS = {"jaccard": RowScorer(_jaccard_counts, _jaccard_rows), "f1_micro": _f1_micro, "f1_macro": _f1_macro,
+           "hamming": RowScorer(_hamming_counts, _hamming_rows)}
 
 
 def scorer(scoring):
     """The metric of ``scoring``: a key of ``SCORERS``, or a Jaccard weight λ in [0, 1], the trade λ · Jaccard +
     (1 − λ) · (1 − Hamming loss) (1: "jaccard", 0: "hamming"). A ValueError naming ``rule_scoring`` otherwise."""
     if is_jaccard_weight(scoring):
-        return RowScorer(lambda *counts: scoring * _jaccard_counts(*counts)
-                         + (1.0 - scoring) * _hamming_counts(*counts))
+        def trade(jaccard, hamming):
+            return lambda *counts: scoring * jaccard(*counts) + (1.0 - scoring) * hamming(*counts)
+
+        return RowScorer(trade(_jaccard_counts, _hamming_counts), trade(_jaccard_rows, _hamming_rows))
     if isinstance(scoring, str) and scoring in SCORERS:
         return SCORERS[scoring]
     raise ValueError(f"rule_scoring must be one of {sorted(SCORERS)} or a Jaccard weight in [0, 1] (the trade "
@@ -275,24 +287,48 @@ class _Search:
 
     def _label_trials(self, F, truth, trials, k, fallback, sample_weight):
         """``_batch`` of the per-label thresholds ``trials`` (C×K), which differ only in label k's: for a
-        ``RowScorer`` from each trial's row counts (C×n) without the C×n×K predictions (the same numbers)."""
+        ``RowScorer`` from each trial's row counts without the C×n×K predictions (the same numbers). The rows are
+        sorted by f_k once; each trial's score is the score with label k off everywhere plus the cumulative change of
+        the rows it turns on (O(n log n), not O(C n)). The trials within round-off of the best are scored again
+        exactly as the full predictions would be (``_exact_label_trials``, one trial per distinct prediction), so
+        that equal predictions score bit for bit the same and ties are broken as without the screening."""
         if not isinstance(self.score_of, RowScorer):
             return self._batch(F, truth, trials, lambda t: DecisionRule(t[:, None, :], fallback=fallback),
                                sample_weight, label=k)
-        others = np.arange(F.shape[1]) != k
-        rest = at_least(F[:, others], trials[0, others])  # the other labels' predictions: the same in every trial
+        counts = _LabelCounts(F, truth, trials[0], k, fallback)
+        n_labels = F.shape[1]
+        off = self.score_of.of_rows(counts.common, counts.predicted, counts.true, n_labels)
+        on = self.score_of.of_rows(counts.rest_common + truth[:, k], counts.rest_predicted + 1, counts.true, n_labels)
+        w = np.full(F.shape[0], 1.0 / F.shape[0]) if sample_weight is None else sample_weight / sample_weight.sum()
+        right_off = w @ (counts.label_off == truth[:, k])
+        # rows by ascending f_k; a trial turns on the rows from the first f_k >= its threshold (``at_least``) up
+        order = np.argsort(F[:, k], kind="stable")
+        first_on = np.searchsorted(F[order, k], at_least_bound(trials[:, k]), side="left")
+        def after(change):  # Σ over sorted rows j >= i of change, for i = 0 … n
+            return np.append(np.cumsum(change[order][::-1])[::-1], 0.0)
+
+        values = w @ off + after(w * (on - off))[first_on]
+        rights = right_off + after(w * ((truth[:, k]).astype(float) - (counts.label_off == truth[:, k])))[first_on]
+        near = values >= values.max() - 1e-9
+        distinct, representative, index = np.unique(first_on[near], return_index=True, return_inverse=True)
+        exact_values, exact_rights = self._exact_label_trials(counts, F, truth, trials[near][representative], k,
+                                                              sample_weight)
+        values[near], rights[near] = exact_values[index], exact_rights[index]
+        return values, rights
+
+    def _exact_label_trials(self, counts, F, truth, trials, k, sample_weight):
+        """The scores of the per-label thresholds ``trials`` from their row counts (C×n), and the share of rows each
+        gets right in label k: the same numbers as the trials' full predictions give."""
         column = at_least(F[:, k], trials[:, k, None])  # C×n
-        common = np.count_nonzero(rest & truth[:, others], axis=1) + (column & truth[:, k])
-        predicted = np.count_nonzero(rest, axis=1) + column
+        common = counts.rest_common + (column & truth[:, k])
+        predicted = counts.rest_predicted + column
         label_k = column
-        if fallback:  # a row with no label gets its argmax label
-            empty = ~column & ~rest.any(axis=1)
-            top = argmax_labels(F)
-            common = np.where(empty, np.count_nonzero(top & truth, axis=1), common)
+        if counts.empty is not None:  # a row with no label gets its argmax label
+            empty = ~column & counts.empty
+            common = np.where(empty, counts.top_common, common)
             predicted = np.where(empty, 1, predicted)
-            label_k = np.where(empty, top[:, k], column)
-        values = self.score_of.of_counts(common, predicted, np.count_nonzero(truth, axis=1), F.shape[1],
-                                         sample_weight)
+            label_k = np.where(empty, counts.top[:, k], column)
+        values = self.score_of.of_counts(common, predicted, counts.true, F.shape[1], sample_weight)
         return values, np.average(label_k == truth[:, k], axis=-1, weights=sample_weight)
 
     def _batch(self, F, truth, params, rule_of, sample_weight, label=None):
@@ -309,6 +345,31 @@ class _Search:
         return np.concatenate(values), (np.concatenate(rights) if label is not None else None)
 
 
+class _LabelCounts:
+    """Per row, the counts the per-label threshold search needs when only label k's threshold moves: the other
+    labels' predictions at ``thresholds`` (``rest_common`` = |T ∩ P| and ``rest_predicted`` = |P| over them), the
+    truth's size, with the fallback the rows the other labels leave empty and their argmax label (``top``,
+    ``top_common``); and with label k off (``common``, ``predicted``, ``label_off``: whether the fallback gives the row
+    label k)."""
+
+    def __init__(self, F, truth, thresholds, k, fallback):
+        others = np.arange(F.shape[1]) != k
+        rest = at_least(F[:, others], thresholds[others])  # the other labels' predictions: the same in every trial
+        self.rest_common = np.count_nonzero(rest & truth[:, others], axis=1)
+        self.rest_predicted = np.count_nonzero(rest, axis=1)
+        self.true = np.count_nonzero(truth, axis=1)
+        self.common, self.predicted = self.rest_common, self.rest_predicted
+        self.label_off = np.zeros(F.shape[0], dtype=bool)
+        self.empty = self.top = None
+        if fallback:
+            self.empty = self.rest_predicted == 0
+            self.top = argmax_labels(F)
+            self.top_common = np.count_nonzero(self.top & truth, axis=1)
+            self.common = np.where(self.empty, self.top_common, self.rest_common)
+            self.predicted = np.where(self.empty, 1, self.rest_predicted)
+            self.label_off = self.empty & self.top[:, k]
+
+
 def _right(P, truth, k, sample_weight):
     """The (weighted) share of rows whose label k prediction is right, per leading index of P."""
     return np.average(P[..., k] == truth[:, k], axis=-1, weights=sample_weight)
@@ -316,12 +377,74 @@ def _right(P, truth, k, sample_weight):
 
 def _platt(F, truth, labels, sample_weight) -> tuple[np.ndarray, np.ndarray]:
     """(A, B) of Platt's sigmoid P(label k) = 1 / (1 + exp(A_k f_k + B_k)) fitted to each searched label's known
-    values; the other labels never (A = 0, B = inf)."""
+    values (``platt_sigmoids``); the other labels never (A = 0, B = inf)."""
     A, B = np.zeros(F.shape[1]), np.full(F.shape[1], np.inf)
-    for k in labels:
-        model = fit_calibrator(F[:, k], truth[:, k], sample_weight)
-        A[k], B[k] = model.a_, model.b_
+    A[labels], B[labels] = platt_sigmoids(F[:, labels], truth[:, labels], sample_weight)
     return A, B
+
+
+#: ``platt_sigmoids``: a label's fit is done when the largest component of its log-loss gradient (on the scaled
+#: values) is at most this; scikit-learn's L-BFGS stops at 1e-6 of the same gradient, so a Newton fit that does not
+#: get there is handed to scikit-learn's calibrator
+PLATT_GTOL = 1e-9
+
+
+def platt_sigmoids(F, member, sample_weight=None, *, max_iter: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    """(A, B) of Platt's sigmoid P(member | f) = 1 / (1 + exp(A_k f + B_k)) of every column k of the decision values
+    F (n×L) against the boolean ``member`` (n×L), fitted on each column's known values (not ``NEVER``): the fit of
+    scikit-learn's ``CalibratedClassifierCV(method="sigmoid")`` (Platt's smoothed targets (n₊ + 1)/(n₊ + 2) and
+    1/(n₋ + 2), values scaled by their largest size when that is 30 or more), minimized for all columns at once by
+    Newton's method with a backtracking line search (Platt's problem in Lin, Lin & Weng's form: a 2×2 system per
+    column) instead of one L-BFGS fit per column. A column whose Newton fit does not reach ``PLATT_GTOL`` is fitted by
+    scikit-learn's calibrator (``fit_calibrator``)."""
+    F = np.asarray(F, dtype=np.float64)
+    member = np.asarray(member, dtype=bool)
+    known = F > NEVER
+    w = known * (1.0 if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)[:, None])
+    largest = np.abs(np.where(known, F, 0.0)).max(axis=0, initial=0.0)
+    scale = np.where(largest >= 30.0, largest, 1.0)
+    f = np.where(known, F, 0.0) / scale
+    positives = (w * member).sum(axis=0)
+    negatives = w.sum(axis=0) - positives
+    target = np.where(member, (positives + 1.0) / (positives + 2.0), 1.0 / (negatives + 2.0))
+    a, b = np.zeros(F.shape[1]), np.log((negatives + 1.0) / (positives + 1.0))
+
+    def loss(a, b):  # Σ w (−t log P − (1 − t) log(1 − P)) per column, P = σ(−z), z = a f + b
+        z = a * f + b
+        return (w * (np.logaddexp(0.0, z) - (1.0 - target) * z)).sum(axis=0)
+
+    current = loss(a, b)
+    for _ in range(max_iter):
+        p = expit(-(a * f + b))
+        r, h = w * (target - p), w * p * (1.0 - p)  # d loss / dz and d² loss / dz² per value
+        ga, gb = (r * f).sum(axis=0), r.sum(axis=0)
+        if max(np.abs(ga).max(initial=0.0), np.abs(gb).max(initial=0.0)) <= PLATT_GTOL:
+            break
+        # Newton's direction from the 2×2 Hessian, with Lin, Lin & Weng's 1e-12 ridge (a column of constant values
+        # has a singular Hessian: the ridge gives the least-change step, as a gradient method takes)
+        haa, hab, hbb = (h * f * f).sum(axis=0) + 1e-12, (h * f).sum(axis=0), h.sum(axis=0) + 1e-12
+        det = haa * hbb - hab * hab
+        da, db = -(hbb * ga - hab * gb) / det, -(haa * gb - hab * ga) / det
+        step, accepted = np.ones_like(a), np.zeros(a.size, dtype=bool)
+        slope = ga * da + gb * db
+        for _ in range(40):  # halve each column's step until the loss falls enough (Armijo; near the minimum
+            # the fall is below the loss's round-off, which is allowed)
+            trial = loss(a + step * da, b + step * db)
+            accepted |= trial <= current + 1e-4 * step * slope + 1e-13 * np.abs(current)
+            if accepted.all():
+                break
+            step = np.where(accepted, step, 0.5 * step)
+        a, b = np.where(accepted, a + step * da, a), np.where(accepted, b + step * db, b)
+        current = np.where(accepted, trial, current)
+    p = expit(-(a * f + b))
+    r = w * (target - p)
+    done = np.isfinite(a) & np.isfinite(b) & (np.abs((r * f).sum(axis=0)) <= PLATT_GTOL) \
+        & (np.abs(r.sum(axis=0)) <= PLATT_GTOL)
+    a = a / scale
+    for k in np.flatnonzero(~done):
+        model = fit_calibrator(F[:, k], member[:, k], sample_weight)
+        a[k], b[k] = model.a_, model.b_
+    return a, b
 
 
 #: the calibrations of membership on decision values: Platt's sigmoid and isotonic regression (scikit-learn's)
