@@ -20,6 +20,12 @@ def _counts(T, P, w):
     return w @ (T & P), w @ (~T & P), w @ (T & ~P)
 
 
+def _mean(values, w):
+    """The w-weighted mean over the last axis: ``np.average(values, weights=w, axis=-1)``, the same numbers without
+    its argument checks (the search takes thousands of means of a few hundred values)."""
+    return values.mean(axis=-1) if w is None else np.multiply(values, w, dtype=np.float64).sum(axis=-1) / w.sum()
+
+
 def _ratio(num, den):
     """The ratio num / den, and 1 where den = 0 (nothing true, nothing predicted: a perfect match)."""
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 1.0)
@@ -49,11 +55,11 @@ def _hamming_rows(common, predicted, true, n_labels):
 
 
 def _jaccard_counts(common, predicted, true, n_labels, w):
-    return np.average(_jaccard_rows(common, predicted, true, n_labels), weights=w, axis=-1)
+    return _mean(_jaccard_rows(common, predicted, true, n_labels), w)
 
 
 def _hamming_counts(common, predicted, true, n_labels, w):
-    return 1.0 - np.average((predicted + true - 2 * common) / n_labels, weights=w, axis=-1)
+    return 1.0 - _mean((predicted + true - 2 * common) / n_labels, w)
 
 
 def _f1_micro(T, P, w):
@@ -254,8 +260,10 @@ class _Search:
             values, _ = self._batch(F, truth, thresholds, lambda t: DecisionRule(t[:, None, None], fallback=fallback),
                                     sample_weight)
             consider("global threshold", values, lambda j: DecisionRule(float(thresholds[j]), fallback=fallback))
-        for m in range(1, labels.size + 1):
-            one("top-m", DecisionRule(top=m))
+        # the top m labels, m = 1 … (searched labels), as thresholds at each row's m-th largest value
+        tops = np.sort(F, axis=1)[:, ::-1][:, :labels.size].T[:, :, None]
+        values, _ = self._batch(F, truth, tops, lambda t: DecisionRule(t), sample_weight)
+        consider("top-m", values, lambda j: DecisionRule(top=j + 1))
         gaps = F.max(axis=1, keepdims=True) - searched
         gaps = _candidates(gaps[searched > NEVER])[:-1]  # not the "every label" gap
         values, _ = self._batch(F, truth, gaps, lambda g: DecisionRule(gap=g[:, None, None]), sample_weight)
@@ -266,6 +274,7 @@ class _Search:
                 one("expected score", DecisionRule(calibration=calibration, utility=self.scoring, fallback=fallback))
         start = best["global threshold"][1].threshold
         candidates = {k: _candidates(F[:, k]) for k in labels}
+        rows = _Rows(F, truth, sample_weight)
         for fallback in (True, False):
             thresholds = np.full(F.shape[1], start)
             P = DecisionRule(thresholds, fallback=fallback).predict(F)
@@ -275,7 +284,7 @@ class _Search:
                 for k in labels:
                     trials = np.repeat(thresholds[None, :], candidates[k].size, axis=0)
                     trials[:, k] = candidates[k]
-                    values, rights = self._label_trials(F, truth, trials, k, fallback, sample_weight)
+                    values, rights = self._label_trials(rows, trials, k, fallback)
                     consider("per-label thresholds", values, lambda j: DecisionRule(trials[j], fallback=fallback))
                     # ties of the metric go to the threshold that gets more entries of label k right: a row without
                     # labels scores only once every label is right, which no single label's move can show
@@ -285,51 +294,45 @@ class _Search:
                         P = DecisionRule(thresholds, fallback=fallback).predict(F)
         return {family: best[family] for family in FAMILIES if family in best}
 
-    def _label_trials(self, F, truth, trials, k, fallback, sample_weight):
-        """``_batch`` of the per-label thresholds ``trials`` (C×K), which differ only in label k's: for a
-        ``RowScorer`` from each trial's row counts without the C×n×K predictions (the same numbers). The rows are
-        sorted by f_k once; each trial's score is the score with label k off everywhere plus the cumulative change of
-        the rows it turns on (O(n log n), not O(C n)). The trials within round-off of the best are scored again
+    def _label_trials(self, rows, trials, k, fallback):
+        """``_batch`` of the per-label thresholds ``trials`` (C×K) on ``rows`` (:class:`_Rows`), which differ only in
+        label k's: for a ``RowScorer`` from each trial's row counts without the C×n×K predictions (the same numbers).
+        Each trial's score is the score with label k off everywhere plus the cumulative change of the rows it turns
+        on, the rows sorted by f_k (O(n log n), not O(C n)); the trials within round-off of the best are scored again
         exactly as the full predictions would be (``_exact_label_trials``, one trial per distinct prediction), so
         that equal predictions score bit for bit the same and ties are broken as without the screening."""
         if not isinstance(self.score_of, RowScorer):
-            return self._batch(F, truth, trials, lambda t: DecisionRule(t[:, None, :], fallback=fallback),
-                               sample_weight, label=k)
-        counts = _LabelCounts(F, truth, trials[0], k, fallback)
-        n_labels = F.shape[1]
-        off = self.score_of.of_rows(counts.common, counts.predicted, counts.true, n_labels)
-        on = self.score_of.of_rows(counts.rest_common + truth[:, k], counts.rest_predicted + 1, counts.true, n_labels)
-        w = np.full(F.shape[0], 1.0 / F.shape[0]) if sample_weight is None else sample_weight / sample_weight.sum()
-        right_off = w @ (counts.label_off == truth[:, k])
-        # rows by ascending f_k; a trial turns on the rows from the first f_k >= its threshold (``at_least``) up
-        order = np.argsort(F[:, k], kind="stable")
-        first_on = np.searchsorted(F[order, k], at_least_bound(trials[:, k]), side="left")
-        def after(change):  # Σ over sorted rows j >= i of change, for i = 0 … n
-            return np.append(np.cumsum(change[order][::-1])[::-1], 0.0)
-
-        values = w @ off + after(w * (on - off))[first_on]
-        rights = right_off + after(w * ((truth[:, k]).astype(float) - (counts.label_off == truth[:, k])))[first_on]
+            return self._batch(rows.F, rows.truth, trials, lambda t: DecisionRule(t[:, None, :], fallback=fallback),
+                               rows.sample_weight, label=k)
+        counts = rows.counts(trials[0], k, fallback)
+        n_labels, truth_k = rows.F.shape[1], rows.truth[:, k]
+        off = self.score_of.of_rows(counts.common, counts.predicted, rows.true, n_labels)
+        on = self.score_of.of_rows(counts.rest_common + truth_k, counts.rest_predicted + 1, rows.true, n_labels)
+        right_off = counts.label_off == truth_k
+        first_on = rows.first_at_least(k, trials[:, k])
+        changes = rows.after(k, np.column_stack([on - off, truth_k.astype(float) - right_off]))[first_on]
+        values = rows.w @ off + changes[:, 0]
+        rights = rows.w @ right_off + changes[:, 1]
         near = values >= values.max() - 1e-9
-        distinct, representative, index = np.unique(first_on[near], return_index=True, return_inverse=True)
-        exact_values, exact_rights = self._exact_label_trials(counts, F, truth, trials[near][representative], k,
-                                                              sample_weight)
+        _, representative, index = np.unique(first_on[near], return_index=True, return_inverse=True)
+        exact_values, exact_rights = self._exact_label_trials(rows, counts, trials[near][representative], k)
         values[near], rights[near] = exact_values[index], exact_rights[index]
         return values, rights
 
-    def _exact_label_trials(self, counts, F, truth, trials, k, sample_weight):
+    def _exact_label_trials(self, rows, counts, trials, k):
         """The scores of the per-label thresholds ``trials`` from their row counts (C×n), and the share of rows each
         gets right in label k: the same numbers as the trials' full predictions give."""
-        column = at_least(F[:, k], trials[:, k, None])  # C×n
-        common = counts.rest_common + (column & truth[:, k])
+        column = at_least(rows.F[:, k], trials[:, k, None])  # C×n
+        common = counts.rest_common + (column & rows.truth[:, k])
         predicted = counts.rest_predicted + column
         label_k = column
         if counts.empty is not None:  # a row with no label gets its argmax label
             empty = ~column & counts.empty
-            common = np.where(empty, counts.top_common, common)
+            common = np.where(empty, rows.top_common, common)
             predicted = np.where(empty, 1, predicted)
-            label_k = np.where(empty, counts.top[:, k], column)
-        values = self.score_of.of_counts(common, predicted, counts.true, F.shape[1], sample_weight)
-        return values, np.average(label_k == truth[:, k], axis=-1, weights=sample_weight)
+            label_k = np.where(empty, rows.top[:, k], column)
+        values = self.score_of.of_counts(common, predicted, rows.true, rows.F.shape[1], rows.sample_weight)
+        return values, _mean(label_k == rows.truth[:, k], rows.sample_weight)
 
     def _batch(self, F, truth, params, rule_of, sample_weight, label=None):
         """The score of the rule ``rule_of(params[j:j+1])`` for every j (the rules' predictions as one
@@ -345,34 +348,64 @@ class _Search:
         return np.concatenate(values), (np.concatenate(rights) if label is not None else None)
 
 
+class _Rows:
+    """The values F, truth and weights of a per-label threshold search with what every label's trials share: the
+    truth's size per row, the argmax labels, the normalized weights ``w``, and per label the rows sorted by f_k."""
+
+    def __init__(self, F, truth, sample_weight):
+        self.F, self.truth, self.sample_weight = F, truth, sample_weight
+        self.true = np.count_nonzero(truth, axis=1)
+        self.top = argmax_labels(F)
+        self.top_common = np.count_nonzero(self.top & truth, axis=1)
+        n = F.shape[0]
+        self.w = np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
+        self._order, self._sorted = {}, {}
+
+    def _sort(self, k):
+        if k not in self._order:
+            self._order[k] = np.argsort(self.F[:, k], kind="stable")
+            self._sorted[k] = self.F[self._order[k], k]
+        return self._order[k], self._sorted[k]
+
+    def first_at_least(self, k, thresholds) -> np.ndarray:
+        """Per threshold, the position in label k's sorted rows from which f_k is at least it (``at_least``)."""
+        return np.searchsorted(self._sort(k)[1], at_least_bound(thresholds), side="left")
+
+    def after(self, k, change) -> np.ndarray:
+        """Σ of the w-weighted ``change`` (n×c) over the rows from each position of label k's sorted rows on
+        ((n + 1)×c, the last row 0)."""
+        order = self._sort(k)[0]
+        tail = np.cumsum((self.w[:, None] * change)[order[::-1]], axis=0)[::-1]
+        return np.vstack([tail, np.zeros((1, change.shape[1]))])
+
+    def counts(self, thresholds, k, fallback) -> "_LabelCounts":
+        return _LabelCounts(self, thresholds, k, fallback)
+
+
 class _LabelCounts:
     """Per row, the counts the per-label threshold search needs when only label k's threshold moves: the other
-    labels' predictions at ``thresholds`` (``rest_common`` = |T ∩ P| and ``rest_predicted`` = |P| over them), the
-    truth's size, with the fallback the rows the other labels leave empty and their argmax label (``top``,
-    ``top_common``); and with label k off (``common``, ``predicted``, ``label_off``: whether the fallback gives the row
-    label k)."""
+    labels' predictions at ``thresholds`` (``rest_common`` = |T ∩ P| and ``rest_predicted`` = |P| over them); with
+    the fallback the rows they leave empty (``empty``, else None); and with label k off (``common``, ``predicted``,
+    ``label_off``: whether the fallback gives the row label k)."""
 
-    def __init__(self, F, truth, thresholds, k, fallback):
-        others = np.arange(F.shape[1]) != k
-        rest = at_least(F[:, others], thresholds[others])  # the other labels' predictions: the same in every trial
-        self.rest_common = np.count_nonzero(rest & truth[:, others], axis=1)
+    def __init__(self, rows, thresholds, k, fallback):
+        others = np.arange(rows.F.shape[1]) != k
+        rest = at_least(rows.F[:, others], thresholds[others])  # the other labels' predictions: the same in every trial
+        self.rest_common = np.count_nonzero(rest & rows.truth[:, others], axis=1)
         self.rest_predicted = np.count_nonzero(rest, axis=1)
-        self.true = np.count_nonzero(truth, axis=1)
         self.common, self.predicted = self.rest_common, self.rest_predicted
-        self.label_off = np.zeros(F.shape[0], dtype=bool)
-        self.empty = self.top = None
+        self.label_off = np.zeros(rows.F.shape[0], dtype=bool)
+        self.empty = None
         if fallback:
             self.empty = self.rest_predicted == 0
-            self.top = argmax_labels(F)
-            self.top_common = np.count_nonzero(self.top & truth, axis=1)
-            self.common = np.where(self.empty, self.top_common, self.rest_common)
+            self.common = np.where(self.empty, rows.top_common, self.rest_common)
             self.predicted = np.where(self.empty, 1, self.rest_predicted)
-            self.label_off = self.empty & self.top[:, k]
+            self.label_off = self.empty & rows.top[:, k]
 
 
 def _right(P, truth, k, sample_weight):
     """The (weighted) share of rows whose label k prediction is right, per leading index of P."""
-    return np.average(P[..., k] == truth[:, k], axis=-1, weights=sample_weight)
+    return _mean(P[..., k] == truth[:, k], sample_weight)
 
 
 def _platt(F, truth, labels, sample_weight) -> tuple[np.ndarray, np.ndarray]:
