@@ -20,6 +20,12 @@ def _counts(T, P, w):
     return w @ (T & P), w @ (~T & P), w @ (T & ~P)
 
 
+def _count(B) -> np.ndarray:
+    """The number of True entries of the boolean B along its last axis, as floats (exact: fewer than 2⁵³): a product
+    with ones, several times faster than ``np.count_nonzero(B, axis=-1)`` on the few labels of a row."""
+    return B @ np.ones(B.shape[-1])
+
+
 def _mean(values, w):
     """The w-weighted mean over the last axis: ``np.average(values, weights=w, axis=-1)``, the same numbers without
     its argument checks (the search takes thousands of means of a few hundred values)."""
@@ -42,8 +48,7 @@ class RowScorer:
         self.of_counts, self.of_rows = of_counts, of_rows
 
     def __call__(self, T, P, w):
-        return self.of_counts(np.count_nonzero(T & P, axis=-1), np.count_nonzero(P, axis=-1),
-                              np.count_nonzero(T, axis=-1), T.shape[-1], w)
+        return self.of_counts(_count(T & P), _count(P), _count(T), T.shape[-1], w)
 
 
 def _jaccard_rows(common, predicted, true, n_labels):
@@ -354,9 +359,9 @@ class _Rows:
 
     def __init__(self, F, truth, sample_weight):
         self.F, self.truth, self.sample_weight = F, truth, sample_weight
-        self.true = np.count_nonzero(truth, axis=1)
+        self.true = _count(truth)
         self.top = argmax_labels(F)
-        self.top_common = np.count_nonzero(self.top & truth, axis=1)
+        self.top_common = _count(self.top & truth)
         n = F.shape[0]
         self.w = np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
         self._order, self._sorted = {}, {}
@@ -391,8 +396,8 @@ class _LabelCounts:
     def __init__(self, rows, thresholds, k, fallback):
         others = np.arange(rows.F.shape[1]) != k
         rest = at_least(rows.F[:, others], thresholds[others])  # the other labels' predictions: the same in every trial
-        self.rest_common = np.count_nonzero(rest & rows.truth[:, others], axis=1)
-        self.rest_predicted = np.count_nonzero(rest, axis=1)
+        self.rest_common = _count(rest & rows.truth[:, others])
+        self.rest_predicted = _count(rest)
         self.common, self.predicted = self.rest_common, self.rest_predicted
         self.label_off = np.zeros(rows.F.shape[0], dtype=bool)
         self.empty = None
