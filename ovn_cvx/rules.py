@@ -259,19 +259,21 @@ class _Search:
             consider(family, [self.score_of(truth, rule.predict(F), sample_weight)], lambda _: rule)
 
         one("paper", self.paper)
+        rows = _Rows(F, truth, sample_weight)
         searched = F[:, labels]
         thresholds = _candidates(searched)
         for fallback in (True, False):
-            values, _ = self._batch(F, truth, thresholds, lambda t: DecisionRule(t[:, None, None], fallback=fallback),
-                                    sample_weight)
+            values, _ = self._batch(rows, thresholds, lambda t: t[:, None, None], fallback)
             consider("global threshold", values, lambda j: DecisionRule(float(thresholds[j]), fallback=fallback))
-        # the top m labels, m = 1 … (searched labels), as thresholds at each row's m-th largest value
+        # the top m labels, m = 1 … (searched labels), and the labels within a gap of the row's largest value: the
+        # thresholds of predict_labels (each row's m-th largest value; its largest minus the gap), which always
+        # leave the argmax in (the fallback is moot)
         tops = np.sort(F, axis=1)[:, ::-1][:, :labels.size].T[:, :, None]
-        values, _ = self._batch(F, truth, tops, lambda t: DecisionRule(t), sample_weight)
+        values, _ = self._batch(rows, tops, lambda t: t, True)
         consider("top-m", values, lambda j: DecisionRule(top=j + 1))
-        gaps = F.max(axis=1, keepdims=True) - searched
-        gaps = _candidates(gaps[searched > NEVER])[:-1]  # not the "every label" gap
-        values, _ = self._batch(F, truth, gaps, lambda g: DecisionRule(gap=g[:, None, None]), sample_weight)
+        largest = F.max(axis=1, keepdims=True)
+        gaps = _candidates((largest - searched)[searched > NEVER])[:-1]  # not the "every label" gap
+        values, _ = self._batch(rows, gaps, lambda g: largest - g[:, None, None], True)
         consider("score-gap", values, lambda j: DecisionRule(gap=float(gaps[j])))
         if is_jaccard_weight(self.scoring) or self.scoring in ("jaccard", "hamming"):
             calibration = _platt(F, truth, labels, sample_weight)
@@ -279,7 +281,6 @@ class _Search:
                 one("expected score", DecisionRule(calibration=calibration, utility=self.scoring, fallback=fallback))
         start = best["global threshold"][1].threshold
         candidates = {k: _candidates(F[:, k]) for k in labels}
-        rows = _Rows(F, truth, sample_weight)
         for fallback in (True, False):
             thresholds = np.full(F.shape[1], start)
             P = DecisionRule(thresholds, fallback=fallback).predict(F)
@@ -307,8 +308,7 @@ class _Search:
         exactly as the full predictions would be (``_exact_label_trials``, one trial per distinct prediction), so
         that equal predictions score bit for bit the same and ties are broken as without the screening."""
         if not isinstance(self.score_of, RowScorer):
-            return self._batch(rows.F, rows.truth, trials, lambda t: DecisionRule(t[:, None, :], fallback=fallback),
-                               rows.sample_weight, label=k)
+            return self._batch(rows, trials, lambda t: t[:, None, :], fallback, label=k)
         counts = rows.counts(trials[0], k, fallback)
         n_labels, truth_k = rows.F.shape[1], rows.truth[:, k]
         off = self.score_of.of_rows(counts.common, counts.predicted, rows.true, n_labels)
@@ -339,18 +339,33 @@ class _Search:
         values = self.score_of.of_counts(common, predicted, rows.true, rows.F.shape[1], rows.sample_weight)
         return values, _mean(label_k == rows.truth[:, k], rows.sample_weight)
 
-    def _batch(self, F, truth, params, rule_of, sample_weight, label=None):
-        """The score of the rule ``rule_of(params[j:j+1])`` for every j (the rules' predictions as one
-        (chunk, n, K) array, chunks of at most 2^24 entries), and with ``label`` the share of rows each gets right
-        in that label."""
+    def _batch(self, rows, params, thresholds_of, fallback, label=None):
+        """The score of the threshold rule ``DecisionRule(thresholds_of(params[j:j+1])[0], fallback)`` for every j
+        (its thresholds broadcast against F with a leading axis; chunks of at most 2^24 entries), and with ``label``
+        the share of rows each gets right in that label. For a ``RowScorer`` from the rules' row counts, without
+        their predictions (the same numbers)."""
         values, rights = [], []
-        step = max(1, 2**24 // F.size)
+        step = max(1, 2**24 // rows.F.size)
         for start in range(0, len(params), step):
-            P = rule_of(params[start:start + step]).predict(F)
-            values.append(self.score_of(truth, P, sample_weight))
+            thresholds = thresholds_of(params[start:start + step])
+            if isinstance(self.score_of, RowScorer) and label is None:
+                values.append(self._threshold_scores(rows, thresholds, fallback))
+                continue
+            P = DecisionRule(thresholds, fallback=fallback).predict(rows.F)
+            values.append(self.score_of(rows.truth, P, rows.sample_weight))
             if label is not None:
-                rights.append(_right(P, truth, label, sample_weight))
+                rights.append(_right(P, rows.truth, label, rows.sample_weight))
         return np.concatenate(values), (np.concatenate(rights) if label is not None else None)
+
+    def _threshold_scores(self, rows, thresholds, fallback):
+        """The ``RowScorer``'s score of each threshold rule from its row counts: |T ∩ P| and |P| of the labels at
+        least their thresholds, and of the argmax label in a row they leave empty (``fallback``)."""
+        labels = at_least(rows.F, thresholds)
+        common, predicted = _count(labels & rows.truth), _count(labels)
+        if fallback:
+            empty = predicted == 0
+            common, predicted = np.where(empty, rows.top_common, common), np.where(empty, 1.0, predicted)
+        return self.score_of.of_counts(common, predicted, rows.true, rows.F.shape[1], rows.sample_weight)
 
 
 class _Rows:
