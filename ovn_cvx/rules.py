@@ -294,7 +294,8 @@ class _Search:
                     consider("per-label thresholds", values, lambda j: DecisionRule(trials[j], fallback=fallback))
                     # ties of the metric go to the threshold that gets more entries of label k right: a row without
                     # labels scores only once every label is right, which no single label's move can show
-                    chosen = max(range(trials.shape[0]), key=lambda j: (values[j], rights[j]))  # the first maximum
+                    tied = np.flatnonzero(values == values.max())
+                    chosen = tied[np.argmax(rights[tied])]  # the first maximum of (value, right)
                     if (values[chosen], rights[chosen]) > (current, _right(P, truth, k, sample_weight)):
                         current, thresholds = values[chosen], trials[chosen]
                         P = DecisionRule(thresholds, fallback=fallback).predict(F)
@@ -318,9 +319,9 @@ class _Search:
         changes = rows.after(k, np.column_stack([on - off, truth_k.astype(float) - right_off]))[first_on]
         values = rows.w @ off + changes[:, 0]
         rights = rows.w @ right_off + changes[:, 1]
-        near = values >= values.max() - 1e-9
+        near = np.flatnonzero(values >= values.max() - 1e-9)
         _, representative, index = np.unique(first_on[near], return_index=True, return_inverse=True)
-        exact_values, exact_rights = self._exact_label_trials(rows, counts, trials[near][representative], k)
+        exact_values, exact_rights = self._exact_label_trials(rows, counts, trials[near[representative]], k)
         values[near], rights[near] = exact_values[index], exact_rights[index]
         return values, rights
 
@@ -409,10 +410,10 @@ class _LabelCounts:
     ``label_off``: whether the fallback gives the row label k)."""
 
     def __init__(self, rows, thresholds, k, fallback):
-        others = np.arange(rows.F.shape[1]) != k
-        rest = at_least(rows.F[:, others], thresholds[others])  # the other labels' predictions: the same in every trial
-        self.rest_common = _count(rest & rows.truth[:, others])
-        self.rest_predicted = _count(rest)
+        labels = at_least(rows.F, thresholds)  # the other labels' predictions are the same in every trial
+        label_k = labels[:, k]
+        self.rest_common = _count(labels & rows.truth) - (label_k & rows.truth[:, k])
+        self.rest_predicted = _count(labels) - label_k
         self.common, self.predicted = self.rest_common, self.rest_predicted
         self.label_off = np.zeros(rows.F.shape[0], dtype=bool)
         self.empty = None
