@@ -26,7 +26,8 @@ the internal folds' fits, the rule search; ``STAGES``) and in total against the 
 first training split, medians of 3.
 
 Output (``--out``): bench_defaults.csv (one row per data set × kernel × seed × model) and bench_defaults.md (machine
-stamp, the mean over seeds per data set, kernel and model).
+stamp, the mean over seeds per data set, kernel and model, and the default's fit time against the one-vs-rest
+baseline's of its kernel, ``fit_ratios``).
 """
 from __future__ import annotations
 
@@ -196,6 +197,25 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.groupby(["task", "data", "kernel", "model"], sort=False)[metrics].mean().reset_index()
 
 
+#: the one-vs-rest baseline whose fit time the default's is compared with, per kernel (the issue's target: LinearSVC)
+RATIO_BASELINES = {"linear": "OvR LinearSVC", "rbf": "OvR SVC"}
+
+
+def fit_ratios(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per data set and kernel: the mean fit seconds of ``OvN default`` and of the kernel's one-vs-rest baseline
+    (``RATIO_BASELINES``), and the mean over seeds of their per-seed ratio (the two fitted minutes apart)."""
+    rows = []
+    for (data, kernel), cells in frame.groupby(["data", "kernel"], sort=False):
+        default = cells[cells.model == "OvN default"].set_index("seed").fit_time
+        baseline = frame[(frame.data == data) & (frame.model == RATIO_BASELINES[kernel])].set_index("seed").fit_time
+        if default.empty or baseline.empty:
+            continue
+        seeds = default.index.intersection(baseline.index)
+        rows.append({"data": data, "kernel": kernel, "default": default[seeds].mean(),
+                     "baseline": baseline[seeds].mean(), "ratio": (default[seeds] / baseline[seeds]).mean()})
+    return pd.DataFrame(rows)
+
+
 #: the stages of a default fit that ``--stages`` times: (module or class, function name, column); "solves" holds every
 #: solve (the full fit's and the folds'), "folds" the fold fits with their solves and predictions
 STAGES = ((OvNClassifier, "_check_fit_input", "checks"), (OvNClassifier, "_problem", "problem"),
@@ -279,13 +299,17 @@ def main(argv=None) -> pd.DataFrame:
             args.out.mkdir(parents=True, exist_ok=True)
             pd.DataFrame(rows).to_csv(args.out / "bench_defaults.csv", index=False)
     frame = pd.DataFrame(rows)
-    table = summary(frame)
+    table, ratios = summary(frame), fit_ratios(frame)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(ratios.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if args.out is not None:
         lines = ["# bench_defaults", "", str(environment()), "",
                  f"Wall time {time.perf_counter() - started:.0f} s, n_jobs={args.n_jobs}; seeds {args.seeds}.", "",
                  markdown_table(list(table.columns), [[f"{v:.3f}" if isinstance(v, float) else v for v in row]
-                                                       for row in table.itertuples(index=False)])]
+                                                       for row in table.itertuples(index=False)]), "",
+                 "Fit seconds of the default against the kernel's one-vs-rest baseline (mean per-seed ratio):", "",
+                 markdown_table(list(ratios.columns), [[f"{v:.3f}" if isinstance(v, float) else v for v in row]
+                                                        for row in ratios.itertuples(index=False)])]
         (args.out / "bench_defaults.md").write_text("\n".join(lines) + "\n")
     return frame
 
