@@ -20,9 +20,16 @@ def _counts(T, P, w):
     return w @ (T & P), w @ (~T & P), w @ (T & ~P)
 
 
+#: ``_count`` takes the product with ones up to this many entries (its float copy of B: 8 MB), numpy's count beyond
+COUNT_BY_PRODUCT = 2**20
+
+
 def _count(B) -> np.ndarray:
-    """The number of True entries of the boolean B along its last axis, as floats (exact: fewer than 2⁵³): a product
-    with ones, several times faster than ``np.count_nonzero(B, axis=-1)`` on the few labels of a row."""
+    """The number of True entries of the boolean B along its last axis, as floats (exact integers): a product with
+    ones, several times faster than ``np.count_nonzero(B, axis=-1)`` along the few labels of a row, for B of at most
+    ``COUNT_BY_PRODUCT`` entries; numpy's count (without the float copy) for larger B."""
+    if B.size > COUNT_BY_PRODUCT:
+        return np.count_nonzero(B, axis=-1).astype(np.float64)
     return B @ np.ones(B.shape[-1])
 
 

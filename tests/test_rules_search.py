@@ -80,10 +80,13 @@ def test_platt_sigmoids_hand_an_unfinished_fit_to_scikit_learn():
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_count_and_mean_are_numpys_bit_for_bit(weighted):
+def test_count_and_mean_are_numpys_bit_for_bit(weighted, monkeypatch):
     rng = np.random.default_rng(0)
     B = rng.random((7, 50, 6)) < 0.4
     np.testing.assert_array_equal(_count(B), np.count_nonzero(B, axis=-1))
+    monkeypatch.setattr("ovn_cvx.rules.COUNT_BY_PRODUCT", B.size - 1)  # just below: numpy's count
+    np.testing.assert_array_equal(_count(B), np.count_nonzero(B, axis=-1))
+    assert _count(B).dtype == np.float64
     w = rng.random(50) if weighted else None
     for values in (B[..., 0], rng.random((7, 50)), rng.integers(0, 4, size=50) / 3):
         np.testing.assert_array_equal(_mean(values, w), np.average(values, weights=w, axis=-1))
