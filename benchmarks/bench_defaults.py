@@ -203,7 +203,7 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.groupby(["task", "data", "kernel", "model"], sort=False)[metrics].mean().reset_index()
 
 
-#: the one-vs-rest baseline whose fit time the default's is compared with, per kernel (the issue's target: LinearSVC)
+#: the one-vs-rest baseline whose fit time the default's is compared with, per kernel (the target's: LinearSVC)
 RATIO_BASELINES = {"linear": "OvR LinearSVC", "rbf": "OvR SVC"}
 
 
