@@ -67,11 +67,16 @@ def membership(y, columns=None, name: str = "y") -> tuple[np.ndarray, np.ndarray
     return Y, classes, False
 
 
-def at_least(F, threshold) -> np.ndarray:
-    """F ≥ threshold up to round-off: F ≥ t − TIE_TOL · max(1, |t|) (``threshold`` broadcasts against F)."""
+def at_least_bound(threshold) -> np.ndarray:
+    """The least value that counts as at least ``threshold`` up to round-off: t − TIE_TOL · max(1, |t|)."""
     t = np.asarray(threshold, dtype=np.float64)
     with np.errstate(over="ignore"):  # t near −max (a label left out of the fit): −inf, every value is above it
-        return np.asarray(F) >= t - TIE_TOL * np.maximum(1.0, np.abs(t))
+        return t - TIE_TOL * np.maximum(1.0, np.abs(t))
+
+
+def at_least(F, threshold) -> np.ndarray:
+    """F ≥ threshold up to round-off: F ≥ t − TIE_TOL · max(1, |t|) (``threshold`` broadcasts against F)."""
+    return np.asarray(F) >= at_least_bound(threshold)
 
 
 def argmax_labels(F) -> np.ndarray:

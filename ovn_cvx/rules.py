@@ -7,16 +7,36 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 
 from ._sklearn_compat import SigmoidCalibration
-from .labels import NEVER, DecisionRule, argmax_labels, at_least, is_jaccard_weight
+from .labels import NEVER, DecisionRule, argmax_labels, at_least, at_least_bound, is_jaccard_weight
 
 
 def _counts(T, P, w):
     """Per-label (w-weighted over rows) true positives, false positives and false negatives."""
     w = np.ones(T.shape[0]) if w is None else w
     return w @ (T & P), w @ (~T & P), w @ (T & ~P)
+
+
+#: ``_count`` takes the product with ones up to this many entries (its float copy of B: 8 MB), numpy's count beyond
+COUNT_BY_PRODUCT = 2**20
+
+
+def _count(B) -> np.ndarray:
+    """The number of True entries of the boolean B along its last axis, as floats (exact integers): a product with
+    ones, several times faster than ``np.count_nonzero(B, axis=-1)`` along the few labels of a row, for B of at most
+    ``COUNT_BY_PRODUCT`` entries; numpy's count (without the float copy) for larger B."""
+    if B.size > COUNT_BY_PRODUCT:
+        return np.count_nonzero(B, axis=-1).astype(np.float64)
+    return B @ np.ones(B.shape[-1])
+
+
+def _mean(values, w):
+    """The w-weighted mean over the last axis: ``np.average(values, weights=w, axis=-1)``, the same numbers without
+    its argument checks (the search takes thousands of means of a few hundred values)."""
+    return values.mean(axis=-1) if w is None else np.multiply(values, w, dtype=np.float64).sum(axis=-1) / w.sum()
 
 
 def _ratio(num, den):
@@ -27,23 +47,31 @@ def _ratio(num, den):
 class RowScorer:
     """A metric that is a (w-weighted) mean over rows of a score of each row's counts: ``of_counts(common, predicted,
     true, n_labels, w)`` with ``common`` = |T ∩ P|, ``predicted`` = |P| and ``true`` = |T| per row (P may carry
-    leading axes). Called as the other scorers, on T, P and w; the per-label threshold search builds the counts of
-    its candidates directly (``_Search._label_trials``)."""
+    leading axes), and ``of_rows(common, predicted, true, n_labels)`` the score of each row, whose weighted mean
+    ``of_counts`` is (up to round-off: the search screens its candidates with it). Called as the other scorers, on T,
+    P and w; the per-label threshold search builds the counts of its candidates directly (``_Search._label_trials``)."""
 
-    def __init__(self, of_counts):
-        self.of_counts = of_counts
+    def __init__(self, of_counts, of_rows):
+        self.of_counts, self.of_rows = of_counts, of_rows
 
     def __call__(self, T, P, w):
-        return self.of_counts(np.count_nonzero(T & P, axis=-1), np.count_nonzero(P, axis=-1),
-                              np.count_nonzero(T, axis=-1), T.shape[-1], w)
+        return self.of_counts(_count(T & P), _count(P), _count(T), T.shape[-1], w)
+
+
+def _jaccard_rows(common, predicted, true, n_labels):
+    return _ratio(common, predicted + true - common)
+
+
+def _hamming_rows(common, predicted, true, n_labels):
+    return 1.0 - (predicted + true - 2 * common) / n_labels
 
 
 def _jaccard_counts(common, predicted, true, n_labels, w):
-    return np.average(_ratio(common, predicted + true - common), weights=w, axis=-1)
+    return _mean(_jaccard_rows(common, predicted, true, n_labels), w)
 
 
 def _hamming_counts(common, predicted, true, n_labels, w):
-    return 1.0 - np.average((predicted + true - 2 * common) / n_labels, weights=w, axis=-1)
+    return 1.0 - _mean((predicted + true - 2 * common) / n_labels, w)
 
 
 def _f1_micro(T, P, w):
@@ -63,16 +91,18 @@ def _f1_macro(T, P, w):
 #: match). Written on numpy counts because the search scores thousands of candidates and scikit-learn's input checks
 #: cost milliseconds a call; P may carry leading axes (a batch of candidates' predictions, one score each).
 #: tests/test_estimator_rules.py checks every one against scikit-learn.
-SCORERS = {"jaccard": RowScorer(_jaccard_counts), "f1_micro": _f1_micro, "f1_macro": _f1_macro,
-           "hamming": RowScorer(_hamming_counts)}
+SCORERS = {"jaccard": RowScorer(_jaccard_counts, _jaccard_rows), "f1_micro": _f1_micro, "f1_macro": _f1_macro,
+           "hamming": RowScorer(_hamming_counts, _hamming_rows)}
 
 
 def scorer(scoring):
     """The metric of ``scoring``: a key of ``SCORERS``, or a Jaccard weight λ in [0, 1], the trade λ · Jaccard +
     (1 − λ) · (1 − Hamming loss) (1: "jaccard", 0: "hamming"). A ValueError naming ``rule_scoring`` otherwise."""
     if is_jaccard_weight(scoring):
-        return RowScorer(lambda *counts: scoring * _jaccard_counts(*counts)
-                         + (1.0 - scoring) * _hamming_counts(*counts))
+        def trade(jaccard, hamming):
+            return lambda *counts: scoring * jaccard(*counts) + (1.0 - scoring) * hamming(*counts)
+
+        return RowScorer(trade(_jaccard_counts, _hamming_counts), trade(_jaccard_rows, _hamming_rows))
     if isinstance(scoring, str) and scoring in SCORERS:
         return SCORERS[scoring]
     raise ValueError(f"rule_scoring must be one of {sorted(SCORERS)} or a Jaccard weight in [0, 1] (the trade "
@@ -236,17 +266,21 @@ class _Search:
             consider(family, [self.score_of(truth, rule.predict(F), sample_weight)], lambda _: rule)
 
         one("paper", self.paper)
+        rows = _Rows(F, truth, sample_weight)
         searched = F[:, labels]
         thresholds = _candidates(searched)
         for fallback in (True, False):
-            values, _ = self._batch(F, truth, thresholds, lambda t: DecisionRule(t[:, None, None], fallback=fallback),
-                                    sample_weight)
+            values, _ = self._batch(rows, thresholds, lambda t: t[:, None, None], fallback)
             consider("global threshold", values, lambda j: DecisionRule(float(thresholds[j]), fallback=fallback))
-        for m in range(1, labels.size + 1):
-            one("top-m", DecisionRule(top=m))
-        gaps = F.max(axis=1, keepdims=True) - searched
-        gaps = _candidates(gaps[searched > NEVER])[:-1]  # not the "every label" gap
-        values, _ = self._batch(F, truth, gaps, lambda g: DecisionRule(gap=g[:, None, None]), sample_weight)
+        # the top m labels, m = 1 … (searched labels), and the labels within a gap of the row's largest value: the
+        # thresholds of predict_labels (each row's m-th largest value; its largest minus the gap), which always
+        # leave the argmax in (the fallback is moot)
+        tops = np.sort(F, axis=1)[:, ::-1][:, :labels.size].T[:, :, None]
+        values, _ = self._batch(rows, tops, lambda t: t, True)
+        consider("top-m", values, lambda j: DecisionRule(top=j + 1))
+        largest = F.max(axis=1, keepdims=True)
+        gaps = _candidates((largest - searched)[searched > NEVER])[:-1]  # not the "every label" gap
+        values, _ = self._batch(rows, gaps, lambda g: largest - g[:, None, None], True)
         consider("score-gap", values, lambda j: DecisionRule(gap=float(gaps[j])))
         if is_jaccard_weight(self.scoring) or self.scoring in ("jaccard", "hamming"):
             calibration = _platt(F, truth, labels, sample_weight)
@@ -263,65 +297,215 @@ class _Search:
                 for k in labels:
                     trials = np.repeat(thresholds[None, :], candidates[k].size, axis=0)
                     trials[:, k] = candidates[k]
-                    values, rights = self._label_trials(F, truth, trials, k, fallback, sample_weight)
+                    values, rights = self._label_trials(rows, trials, k, fallback)
                     consider("per-label thresholds", values, lambda j: DecisionRule(trials[j], fallback=fallback))
                     # ties of the metric go to the threshold that gets more entries of label k right: a row without
                     # labels scores only once every label is right, which no single label's move can show
-                    chosen = max(range(trials.shape[0]), key=lambda j: (values[j], rights[j]))  # the first maximum
+                    tied = np.flatnonzero(values == values.max())
+                    chosen = tied[np.argmax(rights[tied])]  # the first maximum of (value, right)
                     if (values[chosen], rights[chosen]) > (current, _right(P, truth, k, sample_weight)):
                         current, thresholds = values[chosen], trials[chosen]
                         P = DecisionRule(thresholds, fallback=fallback).predict(F)
         return {family: best[family] for family in FAMILIES if family in best}
 
-    def _label_trials(self, F, truth, trials, k, fallback, sample_weight):
-        """``_batch`` of the per-label thresholds ``trials`` (C×K), which differ only in label k's: for a
-        ``RowScorer`` from each trial's row counts (C×n) without the C×n×K predictions (the same numbers)."""
+    def _label_trials(self, rows, trials, k, fallback):
+        """``_batch`` of the per-label thresholds ``trials`` (C×K) on ``rows`` (:class:`_Rows`), which differ only in
+        label k's: for a ``RowScorer`` from each trial's row counts without the C×n×K predictions (the same numbers).
+        Each trial's score is the score with label k off everywhere plus the cumulative change of the rows it turns
+        on, the rows sorted by f_k (O(n log n), not O(C n)); the trials within round-off of the best are scored again
+        exactly as the full predictions would be (``_exact_label_trials``, one trial per distinct prediction), so
+        that equal predictions score bit for bit the same and ties are broken as without the screening."""
         if not isinstance(self.score_of, RowScorer):
-            return self._batch(F, truth, trials, lambda t: DecisionRule(t[:, None, :], fallback=fallback),
-                               sample_weight, label=k)
-        others = np.arange(F.shape[1]) != k
-        rest = at_least(F[:, others], trials[0, others])  # the other labels' predictions: the same in every trial
-        column = at_least(F[:, k], trials[:, k, None])  # C×n
-        common = np.count_nonzero(rest & truth[:, others], axis=1) + (column & truth[:, k])
-        predicted = np.count_nonzero(rest, axis=1) + column
-        label_k = column
-        if fallback:  # a row with no label gets its argmax label
-            empty = ~column & ~rest.any(axis=1)
-            top = argmax_labels(F)
-            common = np.where(empty, np.count_nonzero(top & truth, axis=1), common)
-            predicted = np.where(empty, 1, predicted)
-            label_k = np.where(empty, top[:, k], column)
-        values = self.score_of.of_counts(common, predicted, np.count_nonzero(truth, axis=1), F.shape[1],
-                                         sample_weight)
-        return values, np.average(label_k == truth[:, k], axis=-1, weights=sample_weight)
+            return self._batch(rows, trials, lambda t: t[:, None, :], fallback, label=k)
+        counts = rows.counts(trials[0], k, fallback)
+        n_labels, truth_k = rows.F.shape[1], rows.truth[:, k]
+        off = self.score_of.of_rows(counts.common, counts.predicted, rows.true, n_labels)
+        on = self.score_of.of_rows(counts.rest_common + truth_k, counts.rest_predicted + 1, rows.true, n_labels)
+        right_off = counts.label_off == truth_k
+        first_on = rows.first_at_least(k, trials[:, k])
+        changes = rows.after(k, np.column_stack([on - off, truth_k.astype(float) - right_off]))[first_on]
+        values = rows.w @ off + changes[:, 0]
+        rights = rows.w @ right_off + changes[:, 1]
+        near = np.flatnonzero(values >= values.max() - 1e-9)
+        _, representative, index = np.unique(first_on[near], return_index=True, return_inverse=True)
+        exact_values, exact_rights = self._exact_label_trials(rows, counts, trials[near[representative]], k)
+        values[near], rights[near] = exact_values[index], exact_rights[index]
+        return values, rights
 
-    def _batch(self, F, truth, params, rule_of, sample_weight, label=None):
-        """The score of the rule ``rule_of(params[j:j+1])`` for every j (the rules' predictions as one
-        (chunk, n, K) array, chunks of at most 2^24 entries), and with ``label`` the share of rows each gets right
-        in that label."""
+    def _exact_label_trials(self, rows, counts, trials, k):
+        """The scores of the per-label thresholds ``trials`` from their row counts (C×n), and the share of rows each
+        gets right in label k: the same numbers as the trials' full predictions give."""
+        column = at_least(rows.F[:, k], trials[:, k, None])  # C×n
+        common = counts.rest_common + (column & rows.truth[:, k])
+        predicted = counts.rest_predicted + column
+        label_k = column
+        if counts.empty is not None:  # a row with no label gets its argmax label
+            empty = ~column & counts.empty
+            common = np.where(empty, rows.top_common, common)
+            predicted = np.where(empty, 1, predicted)
+            label_k = np.where(empty, rows.top[:, k], column)
+        values = self.score_of.of_counts(common, predicted, rows.true, rows.F.shape[1], rows.sample_weight)
+        return values, _mean(label_k == rows.truth[:, k], rows.sample_weight)
+
+    def _batch(self, rows, params, thresholds_of, fallback, label=None):
+        """The score of the threshold rule ``DecisionRule(thresholds_of(params[j:j+1])[0], fallback)`` for every j
+        (its thresholds broadcast against F with a leading axis; chunks of at most 2^24 entries), and with ``label``
+        the share of rows each gets right in that label. For a ``RowScorer`` from the rules' row counts, without
+        their predictions (the same numbers)."""
         values, rights = [], []
-        step = max(1, 2**24 // F.size)
+        step = max(1, 2**24 // rows.F.size)
         for start in range(0, len(params), step):
-            P = rule_of(params[start:start + step]).predict(F)
-            values.append(self.score_of(truth, P, sample_weight))
+            thresholds = thresholds_of(params[start:start + step])
+            if isinstance(self.score_of, RowScorer) and label is None:
+                values.append(self._threshold_scores(rows, thresholds, fallback))
+                continue
+            P = DecisionRule(thresholds, fallback=fallback).predict(rows.F)
+            values.append(self.score_of(rows.truth, P, rows.sample_weight))
             if label is not None:
-                rights.append(_right(P, truth, label, sample_weight))
+                rights.append(_right(P, rows.truth, label, rows.sample_weight))
         return np.concatenate(values), (np.concatenate(rights) if label is not None else None)
+
+    def _threshold_scores(self, rows, thresholds, fallback):
+        """The ``RowScorer``'s score of each threshold rule from its row counts: |T ∩ P| and |P| of the labels at
+        least their thresholds, and of the argmax label in a row they leave empty (``fallback``)."""
+        labels = at_least(rows.F, thresholds)
+        common, predicted = _count(labels & rows.truth), _count(labels)
+        if fallback:
+            empty = predicted == 0
+            common, predicted = np.where(empty, rows.top_common, common), np.where(empty, 1.0, predicted)
+        return self.score_of.of_counts(common, predicted, rows.true, rows.F.shape[1], rows.sample_weight)
+
+
+class _Rows:
+    """The values F, truth and weights of a per-label threshold search with what every label's trials share: the
+    truth's size per row, the argmax labels, the normalized weights ``w``, and per label the rows sorted by f_k."""
+
+    def __init__(self, F, truth, sample_weight):
+        self.F, self.truth, self.sample_weight = F, truth, sample_weight
+        self.true = _count(truth)
+        self.top = argmax_labels(F)
+        self.top_common = _count(self.top & truth)
+        n = F.shape[0]
+        self.w = np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
+        self._order, self._sorted = {}, {}
+
+    def _sort(self, k):
+        if k not in self._order:
+            self._order[k] = np.argsort(self.F[:, k], kind="stable")
+            self._sorted[k] = self.F[self._order[k], k]
+        return self._order[k], self._sorted[k]
+
+    def first_at_least(self, k, thresholds) -> np.ndarray:
+        """Per threshold, the position in label k's sorted rows from which f_k is at least it (``at_least``)."""
+        return np.searchsorted(self._sort(k)[1], at_least_bound(thresholds), side="left")
+
+    def after(self, k, change) -> np.ndarray:
+        """Σ of the w-weighted ``change`` (n×c) over the rows from each position of label k's sorted rows on
+        ((n + 1)×c, the last row 0)."""
+        order = self._sort(k)[0]
+        tail = np.cumsum((self.w[:, None] * change)[order[::-1]], axis=0)[::-1]
+        return np.vstack([tail, np.zeros((1, change.shape[1]))])
+
+    def counts(self, thresholds, k, fallback) -> "_LabelCounts":
+        return _LabelCounts(self, thresholds, k, fallback)
+
+
+class _LabelCounts:
+    """Per row, the counts the per-label threshold search needs when only label k's threshold moves: the other
+    labels' predictions at ``thresholds`` (``rest_common`` = |T ∩ P| and ``rest_predicted`` = |P| over them); with
+    the fallback the rows they leave empty (``empty``, else None); and with label k off (``common``, ``predicted``,
+    ``label_off``: whether the fallback gives the row label k)."""
+
+    def __init__(self, rows, thresholds, k, fallback):
+        labels = at_least(rows.F, thresholds)  # the other labels' predictions are the same in every trial
+        label_k = labels[:, k]
+        self.rest_common = _count(labels & rows.truth) - (label_k & rows.truth[:, k])
+        self.rest_predicted = _count(labels) - label_k
+        self.common, self.predicted = self.rest_common, self.rest_predicted
+        self.label_off = np.zeros(rows.F.shape[0], dtype=bool)
+        self.empty = None
+        if fallback:
+            self.empty = self.rest_predicted == 0
+            self.common = np.where(self.empty, rows.top_common, self.rest_common)
+            self.predicted = np.where(self.empty, 1, self.rest_predicted)
+            self.label_off = self.empty & rows.top[:, k]
 
 
 def _right(P, truth, k, sample_weight):
     """The (weighted) share of rows whose label k prediction is right, per leading index of P."""
-    return np.average(P[..., k] == truth[:, k], axis=-1, weights=sample_weight)
+    return _mean(P[..., k] == truth[:, k], sample_weight)
 
 
 def _platt(F, truth, labels, sample_weight) -> tuple[np.ndarray, np.ndarray]:
     """(A, B) of Platt's sigmoid P(label k) = 1 / (1 + exp(A_k f_k + B_k)) fitted to each searched label's known
-    values; the other labels never (A = 0, B = inf)."""
+    values (``platt_sigmoids``); the other labels never (A = 0, B = inf)."""
     A, B = np.zeros(F.shape[1]), np.full(F.shape[1], np.inf)
-    for k in labels:
-        model = fit_calibrator(F[:, k], truth[:, k], sample_weight)
-        A[k], B[k] = model.a_, model.b_
+    A[labels], B[labels] = platt_sigmoids(F[:, labels], truth[:, labels], sample_weight)
     return A, B
+
+
+#: ``platt_sigmoids``: a label's fit is done when the largest component of its log-loss gradient (on the scaled
+#: values) is at most this; scikit-learn's L-BFGS stops at 1e-6 of the same gradient, so a Newton fit that does not
+#: get there is handed to scikit-learn's calibrator
+PLATT_GTOL = 1e-9
+
+
+def platt_sigmoids(F, member, sample_weight=None, *, max_iter: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    """(A, B) of Platt's sigmoid P(member | f) = 1 / (1 + exp(A_k f + B_k)) of every column k of the decision values
+    F (n×L) against the boolean ``member`` (n×L), fitted on each column's known values (not ``NEVER``): the fit of
+    scikit-learn's ``CalibratedClassifierCV(method="sigmoid")`` (Platt's smoothed targets (n₊ + 1)/(n₊ + 2) and
+    1/(n₋ + 2), values scaled by their largest size when that is 30 or more), minimized for all columns at once by
+    Newton's method with a backtracking line search (Platt's problem in Lin, Lin & Weng's form: a 2×2 system per
+    column) instead of one L-BFGS fit per column. A column whose Newton fit does not reach ``PLATT_GTOL`` is fitted by
+    scikit-learn's calibrator (``fit_calibrator``)."""
+    F = np.asarray(F, dtype=np.float64)
+    member = np.asarray(member, dtype=bool)
+    known = F > NEVER
+    w = known * (1.0 if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)[:, None])
+    largest = np.abs(np.where(known, F, 0.0)).max(axis=0, initial=0.0)
+    scale = np.where(largest >= 30.0, largest, 1.0)
+    f = np.where(known, F, 0.0) / scale
+    positives = (w * member).sum(axis=0)
+    negatives = w.sum(axis=0) - positives
+    target = np.where(member, (positives + 1.0) / (positives + 2.0), 1.0 / (negatives + 2.0))
+    a, b = np.zeros(F.shape[1]), np.log((negatives + 1.0) / (positives + 1.0))
+
+    def loss(a, b):  # Σ w (−t log P − (1 − t) log(1 − P)) per column, P = σ(−z), z = a f + b
+        z = a * f + b
+        return (w * (np.logaddexp(0.0, z) - (1.0 - target) * z)).sum(axis=0)
+
+    current = loss(a, b)
+    for _ in range(max_iter):
+        p = expit(-(a * f + b))
+        r, h = w * (target - p), w * p * (1.0 - p)  # d loss / dz and d² loss / dz² per value
+        ga, gb = (r * f).sum(axis=0), r.sum(axis=0)
+        if max(np.abs(ga).max(initial=0.0), np.abs(gb).max(initial=0.0)) <= PLATT_GTOL:
+            break
+        # Newton's direction from the 2×2 Hessian, with Lin, Lin & Weng's 1e-12 ridge (a column of constant values
+        # has a singular Hessian: the ridge gives the least-change step, as a gradient method takes)
+        haa, hab, hbb = (h * f * f).sum(axis=0) + 1e-12, (h * f).sum(axis=0), h.sum(axis=0) + 1e-12
+        det = haa * hbb - hab * hab
+        da, db = -(hbb * ga - hab * gb) / det, -(haa * gb - hab * ga) / det
+        step, accepted = np.ones_like(a), np.zeros(a.size, dtype=bool)
+        slope = ga * da + gb * db
+        for _ in range(40):  # halve each column's step until the loss falls enough (Armijo; near the minimum
+            # the fall is below the loss's round-off, which is allowed)
+            trial = loss(a + step * da, b + step * db)
+            accepted |= trial <= current + 1e-4 * step * slope + 1e-13 * np.abs(current)
+            if accepted.all():
+                break
+            step = np.where(accepted, step, 0.5 * step)
+        a, b = np.where(accepted, a + step * da, a), np.where(accepted, b + step * db, b)
+        current = np.where(accepted, trial, current)
+    p = expit(-(a * f + b))
+    r = w * (target - p)
+    done = np.isfinite(a) & np.isfinite(b) & (np.abs((r * f).sum(axis=0)) <= PLATT_GTOL) \
+        & (np.abs(r.sum(axis=0)) <= PLATT_GTOL)
+    a = a / scale
+    for k in np.flatnonzero(~done):
+        model = fit_calibrator(F[:, k], member[:, k], sample_weight)
+        a[k], b[k] = model.a_, model.b_
+    return a, b
 
 
 #: the calibrations of membership on decision values: Platt's sigmoid and isotonic regression (scikit-learn's)

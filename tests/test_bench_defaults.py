@@ -52,3 +52,33 @@ def test_stage_times_restore_the_estimator(bench):
     assert all(0 < stages[column] < stages["total"] for _, _, column in bench.STAGES)
     assert stages["folds"] + stages["rule search"] < stages["total"]
     assert stages["ratio"] == stages["total"] / stages["baseline"]
+
+
+def test_fit_ratios_pair_each_seed_with_the_kernels_baseline(bench):
+    import pandas as pd
+    frame = pd.DataFrame([
+        {"data": "mlc-6", "kernel": "linear", "seed": 0, "model": "OvN default", "fit_time": 0.3},
+        {"data": "mlc-6", "kernel": "linear", "seed": 1, "model": "OvN default", "fit_time": 0.5},
+        {"data": "mlc-6", "kernel": "linear", "seed": 0, "model": "OvR LinearSVC", "fit_time": 0.1},
+        {"data": "mlc-6", "kernel": "linear", "seed": 1, "model": "OvR LinearSVC", "fit_time": 0.25},
+        {"data": "mlc-6", "kernel": "rbf", "seed": 0, "model": "OvN default", "fit_time": 0.4},
+        {"data": "mlc-6", "kernel": "rbf", "seed": 0, "model": "OvR SVC", "fit_time": 0.2},
+        {"data": "iris", "kernel": "linear", "seed": 0, "model": "OvN default", "fit_time": 0.2},  # no baseline
+    ])
+    ratios = bench.fit_ratios(frame).set_index(["data", "kernel"])
+    assert ratios.loc[("mlc-6", "linear")].tolist() == pytest.approx([0.4, 0.175, (3.0 + 2.0) / 2])
+    assert ratios.loc[("mlc-6", "rbf")].tolist() == pytest.approx([0.4, 0.2, 2.0])
+    assert ("iris", "linear") not in ratios.index
+
+
+def test_repeated_fits_keep_the_scores_and_the_least_time(bench, monkeypatch):
+    """--repeats R: every split fitted R times, its least fit time kept; the scores those of the (deterministic) fit."""
+    import itertools
+    import types
+    ticks = itertools.cycle([0.0, 5.0, 10.0, 12.0])  # fits of 5 s and 2 s, alternately
+    monkeypatch.setattr(bench, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks)))
+    once = bench.run_cell("iris", "linear", 0, "nothing")
+    twice = bench.run_cell("iris", "linear", 0, "nothing", repeats=2)
+    assert once["fit_time"] == pytest.approx(5.0 + 2.0 + 5.0 + 2.0 + 5.0)  # five CV splits, one fit each
+    assert twice["fit_time"] == pytest.approx(5 * 2.0)  # each split the least of 5 s and 2 s
+    assert twice["accuracy"] == once["accuracy"]

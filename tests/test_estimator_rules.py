@@ -512,7 +512,7 @@ def test_label_threshold_trials_from_row_counts_equal_the_full_predictions(scori
     """The per-label search scores a row-wise metric from each candidate's row counts; the oracle: the same
     candidates' full predictions (``DecisionRule.predict``) scored by the same metric through the generic batch —
     ties on a threshold (within TIE_TOL), rows left empty (the fallback), a label left out (NEVER), weights."""
-    from ovn_cvx.rules import RowScorer, _candidates, _Search, scorer
+    from ovn_cvx.rules import RowScorer, _candidates, _Rows, _Search, scorer
     rng = np.random.default_rng(5)
     F = np.round(rng.normal(size=(80, 5)), 1)  # rounded: many values equal to a candidate threshold
     F[:, 3] = NEVER
@@ -528,8 +528,9 @@ def test_label_threshold_trials_from_row_counts_equal_the_full_predictions(scori
         trials = np.repeat(thresholds[None, :], (candidates := _candidates(F[:, k])).size, axis=0)
         trials[:, k] = candidates
         for weights in (None, w):
-            values, rights = fast._label_trials(F, truth, trials, k, fallback, weights)
-            expected_values, expected_rights = generic._label_trials(F, truth, trials, k, fallback, weights)
+            rows = _Rows(F, truth, weights)
+            values, rights = fast._label_trials(rows, trials, k, fallback)
+            expected_values, expected_rights = generic._label_trials(rows, trials, k, fallback)
             np.testing.assert_allclose(values, expected_values, rtol=0, atol=1e-14)
             np.testing.assert_allclose(rights, expected_rights, rtol=0, atol=1e-14)
     assert np.ptp(values) > 0.01  # the candidates differ: the comparison is not between constants

@@ -1,0 +1,155 @@
+"""The learned rule's search, made fast without changing its answer: Platt's sigmoids of all labels in one batched
+Newton fit (against scikit-learn's calibrator), the per-label threshold trials screened from sorted cumulative row
+scores (against the full predictions, bit for bit where ties are decided), and the row counts and weighted means
+(against numpy's)."""
+import numpy as np
+import pytest
+from scipy.special import expit
+from sklearn.calibration import _SigmoidCalibration
+
+from ovn_cvx.labels import NEVER, DecisionRule
+from ovn_cvx.rules import (PLATT_GTOL, _candidates, _count, _mean, _Rows, _Search, fit_calibrator, learn_rule,
+                           platt_sigmoids, scorer)
+
+#: the agreement of the batched fit's probabilities with scikit-learn's: its L-BFGS stops at a gradient of 1e-6
+PLATT_ATOL = 1e-6
+
+
+def _log_loss(a, b, f, member, w):
+    """Platt's objective (the smoothed targets' log-loss) of the sigmoid (a, b) on one column's known values."""
+    positives, negatives = w @ member, w @ ~member
+    target = np.where(member, (positives + 1) / (positives + 2), 1 / (negatives + 2))
+    z = a * f + b
+    return w @ (np.logaddexp(0.0, z) - (1.0 - target) * z)
+
+
+def _columns():
+    """Decision values of five labels: ordinary, large (scaled by the fit), a label left out of a fold (NEVER on a
+    third of the rows), constant (a degenerate label: singular Hessian), and separable (the smoothed targets keep
+    the optimum finite)."""
+    rng = np.random.default_rng(3)
+    n = 240
+    F = rng.normal(size=(n, 5))
+    member = rng.random((n, 5)) < expit(2.0 * F)
+    F[:, 1] *= 100.0
+    F[: n // 3, 2] = NEVER
+    F[:, 3] = 0.7
+    member[:, 4] = F[:, 4] > 0.2
+    return F, member, rng.uniform(0.2, 3.0, size=n)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_platt_sigmoids_equal_scikit_learns(weighted):
+    F, member, w = _columns()
+    w = w if weighted else None
+    A, B = platt_sigmoids(F, member, w)
+    for k in range(F.shape[1]):
+        theirs = _SigmoidCalibration().fit(F[F[:, k] > NEVER, k], member[F[:, k] > NEVER, k],
+                                           None if w is None else w[F[:, k] > NEVER])
+        known = F[:, k] > NEVER
+        f = F[known, k]
+        np.testing.assert_allclose(expit(-(A[k] * f + B[k])), theirs.predict(f), rtol=0, atol=PLATT_ATOL)
+        # the batched Newton fit reaches the minimum at least as closely as scikit-learn's L-BFGS
+        weights = np.ones(known.sum()) if w is None else w[known]
+        ours_loss = _log_loss(A[k], B[k], f, member[known, k], weights)
+        assert ours_loss <= _log_loss(theirs.a_, theirs.b_, f, member[known, k], weights) + 1e-9
+
+
+def test_platt_sigmoids_hand_an_unfinished_fit_to_scikit_learn():
+    """A column whose Newton fit does not reach PLATT_GTOL (here: no iteration at all) gets scikit-learn's fit, the
+    same numbers; one Newton iteration is not enough on these columns, fifty are."""
+    F, member, w = _columns()
+    A, B = platt_sigmoids(F, member, w, max_iter=0)
+    for k in range(F.shape[1]):
+        theirs = fit_calibrator(F[:, k], member[:, k], w)
+        assert (A[k], B[k]) == (theirs.a_, theirs.b_)
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return fit_calibrator(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("ovn_cvx.rules.fit_calibrator", spy)
+        platt_sigmoids(F, member, w, max_iter=1)
+        assert len(calls) > 0
+        calls.clear()
+        platt_sigmoids(F, member, w)
+        assert calls == []
+    assert PLATT_GTOL < 1e-6  # stricter than scikit-learn's own stop
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_count_and_mean_are_numpys_bit_for_bit(weighted, monkeypatch):
+    rng = np.random.default_rng(0)
+    B = rng.random((7, 50, 6)) < 0.4
+    np.testing.assert_array_equal(_count(B), np.count_nonzero(B, axis=-1))
+    monkeypatch.setattr("ovn_cvx.rules.COUNT_BY_PRODUCT", B.size - 1)  # just below: numpy's count
+    np.testing.assert_array_equal(_count(B), np.count_nonzero(B, axis=-1))
+    assert _count(B).dtype == np.float64
+    w = rng.random(50) if weighted else None
+    for values in (B[..., 0], rng.random((7, 50)), rng.integers(0, 4, size=50) / 3):
+        np.testing.assert_array_equal(_mean(values, w), np.average(values, weights=w, axis=-1))
+
+
+@pytest.mark.parametrize("scoring", ["jaccard", "hamming", 0.5])
+def test_screened_search_finds_the_rules_of_the_full_predictions(scoring):
+    """Every family's best rule and score equal those of the search that scores every candidate on its full
+    predictions (the oracle), bit for bit — on values rounded to one decimal, where many candidates tie."""
+    rng = np.random.default_rng(11)
+    F = np.round(rng.normal(size=(150, 5)), 1)
+    truth = (F + rng.normal(scale=0.8, size=F.shape)) > 0.6
+    truth[:, 4] = False
+    F[:, 4] = NEVER  # a label left out of the fit: not searched
+    w = rng.uniform(0.5, 2.0, size=150)
+    labels = np.arange(4)
+    metric = scorer(scoring)
+    fast = _Search(metric, scoring, DecisionRule(), labels)
+    full = _Search(lambda T, P, weights: metric(T, P, weights), scoring, DecisionRule(), labels)
+    for weights in (None, w):
+        ours, oracle = fast.family_bests(F, truth, weights), full.family_bests(F, truth, weights)
+        assert list(ours) == list(oracle)
+        for family, (value, rule) in oracle.items():
+            assert ours[family][0] == value, family
+            np.testing.assert_array_equal(ours[family][1].predict(F), rule.predict(F))
+            assert ours[family][1].kind == rule.kind
+        assert isinstance(ours["per-label thresholds"][1].threshold, np.ndarray)
+        np.testing.assert_array_equal(ours["per-label thresholds"][1].threshold,
+                                      oracle["per-label thresholds"][1].threshold)
+
+
+def test_screened_trials_tie_bit_for_bit():
+    """The trials within round-off of the best are scored exactly as their full predictions; the others within
+    round-off of it — the screening decides nothing but which trials are re-scored."""
+    rng = np.random.default_rng(5)
+    F = np.round(rng.normal(size=(90, 4)), 1)
+    truth = rng.random((90, 4)) < 0.4
+    metric = scorer(0.5)
+    fast = _Search(metric, 0.5, DecisionRule(), np.arange(4))
+    full = _Search(lambda T, P, weights: metric(T, P, weights), 0.5, DecisionRule(), np.arange(4))
+    rows = _Rows(F, truth, None)
+    for fallback in (True, False):
+        # each candidate and one 0.03 below it: the same predictions on values 0.1 apart, so every score ties
+        candidates = np.sort(np.concatenate([_candidates(F[:, 1])[:-1], _candidates(F[:, 1])[:-1] - 0.03]))
+        trials = np.repeat(np.array([[0.2, 0.5, -0.1, 0.4]]), candidates.size, axis=0)
+        trials[:, 1] = candidates
+        values, rights = fast._label_trials(rows, trials, 1, fallback)
+        expected_values, expected_rights = full._label_trials(rows, trials, 1, fallback)
+        near = expected_values >= expected_values.max() - 1e-9
+        assert near.sum() >= 2  # ties among the best: the case the exact re-scoring is for
+        np.testing.assert_array_equal(values[near], expected_values[near])
+        np.testing.assert_array_equal(rights[near], expected_rights[near])
+        np.testing.assert_allclose(values, expected_values, rtol=0, atol=1e-14)
+
+
+def test_learned_rule_on_known_values_is_unchanged_by_the_weights_scale():
+    """Scaling every weight by 3 changes no weighted mean: the same rule and scores (up to round-off)."""
+    rng = np.random.default_rng(2)
+    F = rng.normal(size=(120, 4))
+    Y = ((F + rng.normal(scale=0.7, size=F.shape)) > 0.5).astype(int)
+    w = rng.uniform(0.5, 2.0, size=120)
+    folds = np.arange(120) % 3
+    one = learn_rule(F, Y, 0.5, sample_weight=w, selection="cv", folds=folds, guard=True)
+    three = learn_rule(F, Y, 0.5, sample_weight=3 * w, selection="cv", folds=folds, guard=True)
+    np.testing.assert_array_equal(one.rule.predict(F), three.rule.predict(F))
+    assert one.scores == pytest.approx(three.scores, abs=1e-12)
