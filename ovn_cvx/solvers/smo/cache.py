@@ -93,8 +93,7 @@ def lookup(i, want, kind, rows, slot_of, owner, stamp, clock, scope):
     """(slot, fresh): the slot of sample i's row, ``fresh`` when its entries for ``want`` must be computed into it
     (:func:`compute`) — a row not cached takes the least recently used slot, a cached row computed for another
     scope is recomputed in place; slot −1 when it is missing and must come from Python (kind PYTHON). A row is
-    valid for ``want`` when it was computed for that scope or in full (``FULL``). Precomputed rows are not cached (see
-    :func:`row`)."""
+    valid for ``want`` when it was computed for that scope or in full (``FULL``). Precomputed rows are not cached."""
     clock[0] += 1
     slot = slot_of[i]
     if slot >= 0 and (scope[slot] == want or scope[slot] == FULL):
@@ -172,17 +171,26 @@ class KernelRows:
             self.kind, self.source = PYTHON, np.zeros((1, 1))
         if not callable(kernel) and not problem.is_precomputed:
             self.params[0] = resolve_gamma(problem.gamma, problem.X)
-        slots = 1 if self.kind == PRECOMPUTED else min(N, max(min_rows, int(cache_size * 2**20 // (8 * N))))
-        self.rows = np.zeros((slots, N if self.kind != PRECOMPUTED else 1))
+        # when the cache cannot hold every row in double precision, the rows are computed only where the steps read
+        # them and kept in single precision, as libsvm's (twice as many fit; the exact products never read them);
+        # else in full, each computed once and read again by the exact products (:meth:`entries`)
+        budget = cache_size * 2**20
+        self.partial = self.kind != PRECOMPUTED and budget < 8.0 * N * N
+        dtype = np.float32 if self.partial else np.float64
+        slots = min(N, max(min_rows, int(budget // (np.dtype(dtype).itemsize * N))))
+        # a precomputed Gram matrix is read directly: it stands for the rows (row i of sample i, not cached)
+        self.rows = self.source if self.kind == PRECOMPUTED else np.zeros((slots, N), dtype=dtype)
         self.slot_of = np.full(N, -1, dtype=np.int64)
         self.owner = np.full(slots, -1, dtype=np.int64)
         self.stamp = np.zeros(slots, dtype=np.int64)
         self.scope = np.full(slots, FULL, dtype=np.int64)
-        #: rows computed only where the steps read them when the cache cannot hold every row (*measured*, N = 20 000:
-        #: ...); else in full, each computed once and read again by the exact products (:meth:`entries`)
-        self.partial = slots < N
         self.clock = np.zeros(3, dtype=np.int64)
         self.diagonal = self._diagonal()
+
+    @property
+    def capacity(self) -> int:
+        """How many rows the cache holds (0: a precomputed Gram matrix, read directly)."""
+        return 0 if self.kind == PRECOMPUTED else self.rows.shape[0]
 
     @property
     def arrays(self) -> tuple:
@@ -211,7 +219,7 @@ class KernelRows:
         others computed by :meth:`block` (one matrix product and vectorized exponentials: *measured* 2× faster per
         entry than the compiled loop's sums, N = 20 000, d = 20)."""
         cached = np.zeros(rows.size, dtype=bool)
-        if self.kind not in (PRECOMPUTED, PYTHON):
+        if self.kind not in (PRECOMPUTED, PYTHON) and not self.partial:
             slots = self.slot_of[rows]
             cached = slots >= 0
             cached[cached] = self.scope[slots[cached]] == FULL

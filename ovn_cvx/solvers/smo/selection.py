@@ -36,8 +36,8 @@ def _row(i, kr, st, k):
     (k = K) every active sample —, which the shrinking only narrows until the pairs are brought back
     (``counters[5]`` counts those times): a cached row serves while that count and its scope are the same."""
     kind, source, params, rows, slot_of, owner, stamp, clock, scope, partial = kr
-    if kind == PRECOMPUTED:
-        return True, source[i]
+    if kind == PRECOMPUTED:  # rows is the Gram matrix
+        return True, rows[i]
     sample, order, bounds, n_active, active_rows, n_rows, counters = st[0], st[6], st[5], st[7], st[8], st[9], st[18]
     K = bounds.shape[0] - 1
     want = counters[5] * (K + 1) + k if partial else FULL
