@@ -177,7 +177,7 @@ def test_a_newton_step_keeps_the_point_feasible_and_never_lowers_the_dual(varian
         problem = problem.replace(X=np.vstack([problem.X[:40], problem.X[:40]]))
     rows = KernelRows(problem, 200.0, problem.n_classes + 2)
     state = State.start(problem, rows)
-    assert run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, 0.3, 10**6, 0, -1.0) == CONVERGED
+    assert run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, 0.3, 10**6, 0) == CONVERGED
     state.rebuild(rows)
     before = dual_value(problem, feasible_dual(problem, np.abs(state.a)))
     cut = newton_step(state, rows, 10**6, np.ones(problem.n_classes, dtype=bool))

@@ -20,9 +20,8 @@ from .cache import FULL, PRECOMPUTED, compute, lookup
 from .shrinking import shrink
 from .state import MASS_FIXED, MASS_SOFT
 
-#: the loop's exits: converged on the active pairs, step budget spent, a kernel row wanted from Python, no move,
-#: shrunk pairs to be brought back (the violation fell to ``unshrink_at``)
-CONVERGED, BUDGET, NEED_ROW, STALLED, UNSHRINK = 0, 1, 2, 3, 4
+#: the loop's exits: converged on the active pairs, step budget spent, a kernel row wanted from Python, no move
+CONVERGED, BUDGET, NEED_ROW, STALLED = 0, 1, 2, 3
 #: what a class scan adds to Z_k first: nothing, step·(κ_i − κ_j), step·κ_i
 NONE, PAIR, ONE = 0, 1, 2
 #: the curvature of a step along which the kernel is flat (duplicated samples), as libsvm's
@@ -198,12 +197,9 @@ def largest_violation(st, mass_mode):
 
 
 @njit(cache=True)
-def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every, unshrink_at):
+def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every):
     """Steps until no violation exceeds ``tol`` on the active pairs, or ``max_steps`` steps in all (counters[0]);
-    shrinking every ``shrink_every`` steps (0: never). Returns the exit code; a wanted row is in counters[2]. When
-    pairs are shrunk and the largest violation first falls to ``unshrink_at`` (libsvm's 10·tol), the loop exits
-    with UNSHRINK: pairs set aside early that the optimum needs are brought back before the active set is solved to
-    ``tol``."""
+    shrinking every ``shrink_every`` steps (0: never). Returns the exit code; a wanted row is in counters[2]."""
     up_value, low_value, counters, scalars = st[14], st[16], st[18], st[13]
     K = up_value.shape[0]
     # fixed masses and P⁺ diagonal (soft w, α = 0, free biases): the classes share nothing, K separate problems
@@ -215,8 +211,6 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every, unshrink_at):
             counters[1] = 0
             scan_all(st)
         best, move = largest_violation(st, mass_mode)
-        if best <= unshrink_at and st[7].sum() < st[4].shape[0]:
-            return UNSHRINK
         if best <= tol:
             return CONVERGED
         if counters[0] >= max_steps:
