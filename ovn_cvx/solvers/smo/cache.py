@@ -2,9 +2,11 @@
 
 A step of the dual decomposition needs the rows κ(x_i, ·) of the few samples it moves; one row serves every label
 of its sample. Rows of the named kernels on dense data are computed inside the compiled loop and kept in a
-least-recently-used cache of ``cache_size`` MB (as ``SVC``'s); a precomputed Gram matrix is read directly; rows of a
-callable kernel or of sparse data come from :func:`ovn_cvx.kernels.kernel_matrix`, computed in Python when the loop
-asks for them. No N × N array is built unless the caller gave one.
+least-recently-used cache of ``cache_size`` MB (as ``SVC``'s): whole and in double precision when all N fit, else in
+single precision and only at the samples the steps read (:func:`lookup`); a precomputed Gram matrix is read
+directly; rows of a callable kernel or of sparse data come from :func:`ovn_cvx.kernels.kernel_matrix`, computed in
+Python when the loop asks for them. The exact products (:class:`BlockGram`) read only whole double-precision rows.
+No N × N array is built unless the caller gave one.
 """
 from __future__ import annotations
 
@@ -156,7 +158,9 @@ def store(i, values, rows, slot_of, owner, stamp, clock, scope):
 class KernelRows:
     """The rows of κ on the training set: how they are obtained, the cache and its counters.
 
-    ``clock`` holds [accesses, hits, rows computed]. The arrays are what the compiled loop receives."""
+    ``clock`` holds [accesses, hits, rows computed]; ``scope`` what each cached row was computed for (``FULL``, or
+    the scope of :func:`lookup`); ``partial``: the rows are single precision and computed only where the steps read
+    them. The arrays are what the compiled loop receives."""
 
     def __init__(self, problem: Problem, cache_size: float, min_rows: int):
         N = problem.n_samples
