@@ -16,7 +16,7 @@ from ovn_cvx import Problem
 from ovn_cvx.datasets import make_data
 from ovn_cvx.duality import dual_value, feasible_dual
 from ovn_cvx.objective import constraint_violation
-from ovn_cvx.solvers.smo.cache import KernelRows
+from ovn_cvx.solvers.smo.cache import EXP_CHUNK, UNDERFLOW, KernelRows, negative_exp
 from ovn_cvx.solvers.smo.newton import newton_step
 from ovn_cvx.solvers.smo.selection import CONVERGED, run
 from ovn_cvx.solvers.smo.state import State
@@ -177,7 +177,7 @@ def test_a_newton_step_keeps_the_point_feasible_and_never_lowers_the_dual(varian
         problem = problem.replace(X=np.vstack([problem.X[:40], problem.X[:40]]))
     rows = KernelRows(problem, 200.0, problem.n_classes + 2)
     state = State.start(problem, rows)
-    assert run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, 0.3, 10**6, 0, -1.0) == CONVERGED
+    assert run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, 0.3, 10**6, 0) == CONVERGED
     state.rebuild(rows)
     before = dual_value(problem, feasible_dual(problem, np.abs(state.a)))
     cut = newton_step(state, rows, 10**6, np.ones(problem.n_classes, dtype=bool))
@@ -221,6 +221,61 @@ def test_a_tiny_cache_gives_the_same_answer():
     large = ovn_cvx.solve(problem, "smo", gap_tol=TIGHT)
     assert small.info["cache_rows"] == problem.n_classes + 2 and small.info["kernel_rows"] > problem.n_samples
     assert small.objective == pytest.approx(large.objective, rel=2e-9)
+
+
+#: 52 KB of rows: under the 180 KB of every row of N = 150 in double precision (single precision, partial rows)
+SMALL_CACHE = 0.05
+
+
+@pytest.mark.parametrize("shrinking", [True, False])
+@pytest.mark.parametrize(("variant", "kernel", "bias_penalty"), [
+    ("SwSb", "rbf", 0.0), ("SwSb", "rbf", 0.4), ("SwHb", "rbf", 0.4), ("SwSb", "poly", 0.0),
+    ("SwHb", "linear kernel", 0.4)])
+def test_single_precision_partial_rows_reach_the_reference_optimum(variant, kernel, bias_penalty, shrinking):
+    """A cache too small for every row in double precision keeps the rows in single precision, computed only where
+    the steps read them (separate classes, SwSb with bias_penalty 0: the moved class's active samples; else every
+    active sample; a callable kernel: whole rows from Python): the reference's certified optimum to TIGHT, as with a
+    cache holding every row, shrinking on or off."""
+    problem = make(variant, kernel, "rest", 0.0, n_samples=150, seed=5, beta=4.0).replace(bias_penalty=bias_penalty)
+    rows = KernelRows(problem, SMALL_CACHE, problem.n_classes + 2)
+    assert rows.partial and rows.rows.dtype == np.float32 and problem.n_classes + 2 < rows.capacity < 150
+    small = ovn_cvx.solve(problem, "smo", gap_tol=TIGHT, cache_size=SMALL_CACHE, shrinking=shrinking)
+    full = ovn_cvx.solve(problem, "smo", gap_tol=TIGHT, shrinking=shrinking)
+    assert small.info["cache_rows"] == rows.capacity and full.info["cache_rows"] == 150
+    assert_matches_reference(problem, small)
+    assert small.objective == pytest.approx(full.objective, rel=2e-9)
+
+
+def test_a_cache_holding_every_row_keeps_them_whole_in_double_precision():
+    """At exactly N² doubles the rows are whole and in double precision (the exact products read them); a byte less
+    and they are partial, in single precision; a precomputed Gram matrix is read directly (no cache)."""
+    problem = make("SwSb", "rbf", "rest", 0.0, n_samples=150)
+    exact = 8 * 150 * 150 / 2**20
+    whole, partial = KernelRows(problem, exact, 5), KernelRows(problem, exact - 2**-20, 5)
+    assert not whole.partial and whole.rows.dtype == np.float64 and whole.capacity == 150
+    assert partial.partial and partial.rows.dtype == np.float32 and partial.capacity == 150
+    gram = KernelRows(make("SwSb", "precomputed", "rest", 0.0, n_samples=150), 1e-4, 5)
+    assert gram.capacity == 0 and not gram.partial
+
+
+def test_negative_exp_is_numpy_exp_to_an_ulp():
+    """The vectorized exponential of the Gaussian kernel: within 1 ulp of np.exp on [−700, 0] (1 exactly at 0), and a
+    chunk holding a value below UNDERFLOW (where 2^k would be subnormal) is np.exp's exactly, just inside not."""
+    rng = np.random.default_rng(0)
+    values = np.concatenate([[0.0, -0.0, -5e-324, -1e-17], -rng.random(5000) * 3, -rng.random(5000) * 700,
+                             -np.abs(rng.normal(size=5000)) * 1e-8])
+    result = values.copy()
+    negative_exp(result)
+    assert np.all(np.abs(result - np.exp(values)) <= np.spacing(np.exp(values)))
+    assert np.all(result[:4] == 1.0)
+    for edge, by_numpy in [(np.nextafter(UNDERFLOW, -np.inf), True), (-745.2, True), (-1e300, True),
+                           (UNDERFLOW, False)]:
+        chunk = -rng.random(EXP_CHUNK) * 3  # about 4% of these differ from np.exp by an ulp (measured)
+        chunk[5] = edge
+        result = chunk.copy()
+        negative_exp(result)
+        assert np.all(np.abs(result - np.exp(chunk)) <= np.spacing(np.exp(chunk)))
+        assert np.array_equal(result, np.exp(chunk)) == by_numpy
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -59,7 +59,9 @@ def solve_smo(problem: Problem, *, gap_tol: float = GAP_TOL, warm_start=None, **
     max_iter : int > 0, default=10_000_000
         The budget of steps (pair and mass steps).
     cache_size : float > 0, default=200.0
-        Memory for cached kernel rows, in MB (as ``SVC``'s); at least K + 2 rows are kept.
+        Memory for cached kernel rows, in MB (as ``SVC``'s); at least K + 2 rows are kept. When every row fits in
+        double precision the rows are whole; otherwise, as libsvm's, they are kept in single precision and computed
+        only at the samples the steps read (the proven bound never reads them).
     shrinking : bool, default=True
         libsvm's shrinking heuristic; the answer is checked on every pair either way.
     newton : bool, default=True

@@ -16,13 +16,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .cache import PRECOMPUTED, fetch
+from .cache import FULL, PRECOMPUTED, compute, lookup
 from .shrinking import shrink
 from .state import MASS_FIXED, MASS_SOFT
 
-#: the loop's exits: converged on the active pairs, step budget spent, a kernel row wanted from Python, no move,
-#: shrunk pairs to be brought back (the violation fell to ``unshrink_at``)
-CONVERGED, BUDGET, NEED_ROW, STALLED, UNSHRINK = 0, 1, 2, 3, 4
+#: the loop's exits: converged on the active pairs, step budget spent, a kernel row wanted from Python, no move
+CONVERGED, BUDGET, NEED_ROW, STALLED = 0, 1, 2, 3
 #: what a class scan adds to Z_k first: nothing, step·(κ_i − κ_j), step·κ_i
 NONE, PAIR, ONE = 0, 1, 2
 #: the curvature of a step along which the kernel is flat (duplicated samples), as libsvm's
@@ -30,13 +29,28 @@ TAU = 1e-12
 
 
 @njit(cache=True)
-def _row(i, kr):
-    kind, source, params, rows, slot_of, owner, stamp, clock = kr
-    if kind == PRECOMPUTED:
-        return True, source[i]
-    slot = fetch(i, kind, source, params, rows, slot_of, owner, stamp, clock)
+def _row(i, kr, st, k):
+    """(found, sample i's kernel row) for a step in class k (k = K: a mass step, or a pair step when the classes are
+    not separate problems). A row is computed only at the samples the step can read — class k's active pairs', or
+    (k = K) every active sample —, which the shrinking only narrows until the pairs are brought back
+    (``counters[5]`` counts those times): a cached row serves while that count and its scope are the same."""
+    kind, source, params, rows, slot_of, owner, stamp, clock, scope, partial = kr
+    if kind == PRECOMPUTED:  # rows is the Gram matrix
+        return True, rows[i]
+    sample, order, bounds, n_active, active_rows, n_rows, counters = st[0], st[6], st[5], st[7], st[8], st[9], st[18]
+    K = bounds.shape[0] - 1
+    want = counters[5] * (K + 1) + k if partial else FULL
+    slot, fresh = lookup(i, want, kind, rows, slot_of, owner, stamp, clock, scope)
     if slot < 0:
         return False, rows[0]
+    if fresh:
+        if not partial:
+            targets = np.arange(rows.shape[1])
+        elif k < K:
+            targets = sample[order[bounds[k]:bounds[k] + n_active[k]]]
+        else:
+            targets = active_rows[:n_rows[0]]
+        compute(i, slot, kind, source, params, rows, targets)
     return True, rows[slot]
 
 
@@ -85,12 +99,14 @@ def _apply(st, k, update, step, row_i, row_j):
 
 
 @njit(cache=True)
-def class_step(st, kr, diagonal, k):
-    """The pair step in class k; returns −1 when done, else the sample whose kernel row is missing."""
+def class_step(st, kr, diagonal, k, separable):
+    """The pair step in class k (``separable``: the classes are separate problems, the step reads class k's
+    samples alone); returns −1 when done, else the sample whose kernel row is missing."""
     sample, a, lower, upper, bounds, order, n_active, scalars = st[0], st[4], st[2], st[3], st[5], st[6], st[7], st[13]
     i = st[15][k]
     si = sample[i]
-    ok, row_i = _row(si, kr)
+    scope = k if separable else bounds.shape[0] - 1
+    ok, row_i = _row(si, kr, st, scope)
     if not ok:
         return si
     sign, Zk, z, c1, c2 = st[1], st[10][k], st[11], scalars[0], scalars[1]
@@ -111,7 +127,7 @@ def class_step(st, kr, diagonal, k):
                     j, eta_j, gap_j = q, eta, gap
     if j < 0:
         return -2
-    ok, row_j = _row(sample[j], kr)
+    ok, row_j = _row(sample[j], kr, st, scope)
     if not ok:
         return sample[j]
     room_i, room_j = upper[i] - a[i], a[j] - lower[j]
@@ -137,14 +153,14 @@ def mass_step(st, kr, diagonal, mass_mode, direction, violation):
     chosen = st[15] if direction > 0 else st[17]
     K = chosen.shape[0]
     for k in range(K):  # all K rows cached at once (the cache holds at least K + 2)
-        ok, _ = _row(sample[chosen[k]], kr)
+        ok, _ = _row(sample[chosen[k]], kr, st, K)
         if not ok:
             return sample[chosen[k]]
     curvature = scalars[2] if mass_mode == MASS_SOFT else 0.0
     room = np.inf
     for k in range(K):
         p = chosen[k]
-        _, row_k = _row(sample[p], kr)
+        _, row_k = _row(sample[p], kr, st, K)
         for other in range(K):
             curvature += pinv[k, other] * row_k[sample[chosen[other]]]
         room = min(room, upper[p] - a[p] if direction > 0 else a[p] - lower[p])
@@ -156,7 +172,7 @@ def mass_step(st, kr, diagonal, mass_mode, direction, violation):
             a[p] = upper[p] if direction > 0 else lower[p]
         else:
             a[p] += direction * step
-        _, row_k = _row(sample[p], kr)
+        _, row_k = _row(sample[p], kr, st, K)
         _apply(st, k, ONE, direction * step, row_k, row_k)
     scalars[3] += direction * step
     return -1
@@ -181,12 +197,9 @@ def largest_violation(st, mass_mode):
 
 
 @njit(cache=True)
-def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every, unshrink_at):
+def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every):
     """Steps until no violation exceeds ``tol`` on the active pairs, or ``max_steps`` steps in all (counters[0]);
-    shrinking every ``shrink_every`` steps (0: never). Returns the exit code; a wanted row is in counters[2]. When
-    pairs are shrunk and the largest violation first falls to ``unshrink_at`` (libsvm's 10·tol), the loop exits
-    with UNSHRINK: pairs set aside early that the optimum needs are brought back before the active set is solved to
-    ``tol``."""
+    shrinking every ``shrink_every`` steps (0: never). Returns the exit code; a wanted row is in counters[2]."""
     up_value, low_value, counters, scalars = st[14], st[16], st[18], st[13]
     K = up_value.shape[0]
     # fixed masses and P⁺ diagonal (soft w, α = 0, free biases): the classes share nothing, K separate problems
@@ -198,8 +211,6 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every, unshrink_at):
             counters[1] = 0
             scan_all(st)
         best, move = largest_violation(st, mass_mode)
-        if best <= unshrink_at and st[7].sum() < st[4].shape[0]:
-            return UNSHRINK
         if best <= tol:
             return CONVERGED
         if counters[0] >= max_steps:
@@ -208,7 +219,7 @@ def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every, unshrink_at):
         if separable and current >= 0 and up_value[current] - low_value[current] > tol:
             move = current  # a separate problem is solved before the next: the row cache serves one working set
         if move < K:
-            need = class_step(st, kr, diagonal, move)
+            need = class_step(st, kr, diagonal, move, separable)
         else:
             need = mass_step(st, kr, diagonal, mass_mode, 1 if move == K else -1, best * K)
         if need == -2:

@@ -49,7 +49,8 @@ class State:
     up_pair: np.ndarray
     low_value: np.ndarray
     low_pair: np.ndarray
-    #: [steps, steps since the last shrinking, row asked of Python, mass steps, the class last stepped (−1: none)]
+    #: [steps, steps since the last shrinking, row asked of Python, mass steps, the class last stepped (−1: none),
+    #: times every pair was made active]
     counters: np.ndarray
 
     @classmethod
@@ -79,7 +80,7 @@ class State:
                     pinv=np.ascontiguousarray(pinv), scalars=np.array([pinv[0, 0] - c2, c2, inverse, 0.0]),
                     mass_mode=mode, up_value=np.zeros(K), up_pair=np.zeros(K, dtype=np.int64),
                     low_value=np.zeros(K), low_pair=np.zeros(K, dtype=np.int64),
-                    counters=np.array([0, 0, 0, 0, -1], dtype=np.int64))
+                    counters=np.array([0, 0, 0, 0, -1, 0], dtype=np.int64))
         state.activate_all()
         if dual is not None:
             state.scalars[3] = float(np.mean(state.masses(K)))
@@ -88,12 +89,14 @@ class State:
         return state
 
     def activate_all(self) -> None:
-        """Every pair and every sample with a pair active (no shrinking)."""
+        """Every pair and every sample with a pair active (no shrinking); the kernel rows computed for the narrower
+        active sets no longer serve (counters[5])."""
         self.n_active[:] = np.diff(self.bounds)
         self.order[:] = np.arange(self.order.size)  # each class's pairs in ascending sample order
         rows = np.unique(self.sample)
         self.active_rows[:rows.size] = rows
         self.n_rows[0] = rows.size
+        self.counters[5] += 1
 
     @property
     def arrays(self) -> tuple:
