@@ -76,9 +76,12 @@ def _shift_mass(mu, c, sign, delta):
     works against the change, then add weight to the others, each proportionally to what it can give."""
     against = sign < 0 if delta > 0 else sign > 0
     release = mu[against].sum()
-    take = min(1.0, abs(delta) / release) if release > 0 else 0.0
-    mu[against] *= 1.0 - take
-    rest = abs(delta) - take * release
+    if release >= abs(delta):  # the release covers the change: the other pairs keep their weight (and zeros)
+        if delta != 0:
+            mu[against] *= 1.0 - abs(delta) / release
+        return mu
+    mu[against] = 0.0
+    rest = abs(delta) - release
     room = c[~against] - mu[~against]
     if rest > 0 and room.sum() > 0:
         mu[~against] += room * min(1.0, rest / room.sum())

@@ -193,6 +193,18 @@ def test_feasible_dual_caps_the_shift_on_a_class_with_negatives():
     np.testing.assert_array_equal(_masses(p, mu), [-1.0, -1.0])
 
 
+def test_feasible_dual_release_that_covers_the_shift_leaves_the_other_pairs_alone():
+    """Class 0 (mass 0.78 + 0.61 = 1.39) must come down to class 1's 0.92: its positive pairs release 0.47 of their
+    1.39 and its negative pairs — which take weight only when the release falls short — keep their zeros exactly.
+    (The release's round-off, 2.8e-17 here, used to be spread over them, growing the support.)"""
+    Y = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, 0.0]])
+    p = Problem(np.zeros((4, 1)), Y, "SwHb", beta=1.0)
+    # pairs (class-major): class 0 → samples 0+, 1+, 2−, 3−; class 1 → samples 0+, 1−, 2+; every c_p = 1
+    mu = feasible_dual(p, np.array([0.78, 0.61, 0.0, 0.0, 0.92, 0.0, 0.0]))
+    np.testing.assert_allclose(mu[:2], np.array([0.78, 0.61]) * 0.92 / 1.39, rtol=1e-15)
+    np.testing.assert_array_equal(mu[2:], [0.0, 0.0, 0.92, 0.0, 0.0])
+    np.testing.assert_allclose(_masses(p, mu), [0.92, 0.92], rtol=1e-15)
+
 def test_feasible_dual_with_a_mass_below_another_class_range():
     """Class 0 can only reach masses in [0, 2] (no negatives), class 1 in [−2, 1]: a candidate with class 1 at −2
     must bring class 1 up to 0 (the clip to the highest of the lowest reachable masses), not class 0 below 0."""
