@@ -113,10 +113,15 @@ class InteriorOutcome:
     history: list
 
 
-def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
-    """The largest t ≤ 1 with x + t dx ≥ 0."""
-    falling = dx < 0
-    return min(1.0, float(np.min(-x[falling] / dx[falling], initial=np.inf)))
+def _max_step(pairs) -> float:
+    """The largest t ≤ 1 with x + t dx ≥ 0 for every (x, dx) of ``pairs`` (x > 0): 1/max(−dx/x), one division and
+    one maximum per vector (masking the falling entries and concatenating the four vectors, before, took a quarter of
+    an iteration at 50 000 pairs)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fastest = max(float(np.max(-dx / x)) for x, dx in pairs)
+    if np.isnan(fastest):  # an entry already at 0 (round-off): the exact masked form
+        return min(1.0, min(float(np.min(-x[dx < 0] / dx[dx < 0], initial=np.inf)) for x, dx in pairs))
+    return 1.0 if fastest <= 1.0 else 1.0 / fastest
 
 
 class InteriorPoint:
@@ -166,14 +171,16 @@ class InteriorPoint:
     @staticmethod
     def step_length(point: PrimalDualPoint, d: Direction) -> float:
         """The longest step ≤ 1 that keeps s, ξ, u and ν nonnegative (one pass over the four)."""
-        return _max_step(np.concatenate([point.s, point.xi, point.u, point.nu]),
-                         np.concatenate([d.s, d.xi, d.u, d.nu]))
+        return _max_step(((point.s, d.s), (point.xi, d.xi), (point.u, d.u), (point.nu, d.nu)))
 
     @staticmethod
     def barrier_after(point: PrimalDualPoint, d: Direction, t: float) -> float:
-        """The complementarity χ after a step of length t along d (θ is not needed for it)."""
-        return PrimalDualPoint(None, point.xi + t * d.xi, point.s + t * d.s, point.u + t * d.u,
-                               point.nu + t * d.nu).barrier
+        """The complementarity χ after a step of length t along d (θ is not needed for it): a quadratic in t whose
+        coefficients are dot products (no trial vectors)."""
+        p = point
+        linear = p.s @ d.u + d.s @ p.u + p.xi @ d.nu + d.xi @ p.nu
+        quadratic = d.s @ d.u + d.xi @ d.nu
+        return (p.s @ p.u + p.xi @ p.nu + t * (linear + t * quadratic)) / (2 * p.s.size)
 
     def centring(self, point: PrimalDualPoint, affine: Direction) -> float:
         """Mehrotra's σ = (μ_aff/μ)³ from the barrier after the longest affine step."""
