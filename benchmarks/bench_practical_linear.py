@@ -16,6 +16,12 @@ The smo column's time includes its first call's numba compile (or disk-cache loa
 proven relative bound (F − D)/max(1, |F|) of the result, "status" its verdict (``max_iter`` when the round budget
 ``--max-iter`` ran out first: the bound then says how far the answer is). The growth slope is the log-log slope of
 fit time over N of the dense sizes.
+
+The estimator's default problem (what ``OvNClassifier()`` solves on class labels: SwSb, every non-member a negative,
+bias_penalty 0, so that the K classes are independent binary SVMs with free biases, and β = 16/κ₀ with κ₀ the mean
+‖x‖²) gets its own rows: ``OvNClassifier().fit`` as a user calls it (its solver: ``solver="auto"``, the MM solver for
+linear problems; "solve s" is ``result_.solve_time``, the rest is validation and the fitted attributes), and the dual
+coordinate descent on the same problem.
 """
 from __future__ import annotations
 
@@ -33,12 +39,16 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 import ovn_cvx
-from ovn_cvx import Problem
+from ovn_cvx import OvNClassifier, Problem
+from ovn_cvx.estimator import kernel_scale
 from ovn_cvx._reports import environment, markdown_table
 from ovn_cvx.solvers.smo.linear import solve_linear
 
 K = 5
 BETA = 2.0
+METHODS = ("OvR LinearSVC()", "OvN smo, negatives=rest", "OvN mm, negatives=rest", "OvN smo, negatives=none",
+           "OvN mm, negatives=none", "OvN default: OvNClassifier().fit", "OvN default problem, smo")
+HEADER = ("data", "method", "fit s", "× OvR LinearSVC", "proven gap", "status", "compile s", "form / finish")
 
 
 def dense_data(n: int, seed: int = 0):
@@ -73,15 +83,24 @@ def run(name: str, X, y, max_iter: int) -> list:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         svc, _ = timed(lambda: OneVsRestClassifier(LinearSVC()).fit(X, y))
-    rows.append((name, "OvR LinearSVC()", svc, 1.0, "", "", ""))
+    rows.append((name, "OvR LinearSVC()", svc, 1.0, "", "", "", ""))
     for negatives in ("rest", "none"):
         problem = Problem(X, membership(y, negatives), "SwHb", beta=BETA)
         seconds, smo = timed(lambda: solve_linear(problem, max_iter=max_iter))
         rows.append((name, f"OvN smo, negatives={negatives}", seconds, seconds / svc,
-                     f"{smo.info['relative_gap_bound']:.1e}", smo.status, f"{smo.compile_time:.2f}"))
+                     f"{smo.info['relative_gap_bound']:.1e}", smo.status, f"{smo.compile_time:.2f}", smo.finish))
         seconds, mm = timed(lambda: ovn_cvx.solve(problem, "mm"))
         rows.append((name, f"OvN mm, negatives={negatives}", seconds, seconds / svc,
-                     f"{mm.info['relative_gap_bound']:.1e}", mm.status, ""))
+                     f"{mm.info['relative_gap_bound']:.1e}", mm.status, "", f"{mm.form} / {mm.finish}"))
+    seconds, model = timed(lambda: OvNClassifier().fit(X, y))
+    result = model.result_
+    rows.append((name, "OvN default: OvNClassifier().fit", seconds, seconds / svc, f"{result.relative_gap_bound:.1e}",
+                 result.status, "", f"solve {result.solve_time:.3g} s, {result.form} / {result.finish}, "
+                 f"{result.iterations} it."))
+    default = Problem(X, membership(y, "rest"), "SwSb", beta=16.0 / kernel_scale("linear", X), bias_penalty=0.0)
+    seconds, smo = timed(lambda: solve_linear(default, max_iter=max_iter))
+    rows.append((name, "OvN default problem, smo", seconds, seconds / svc, f"{smo.relative_gap_bound:.1e}",
+                 smo.status, f"{smo.compile_time:.2f}", f"{smo.finish}, {smo.iterations} rounds"))
     return rows
 
 
@@ -102,14 +121,11 @@ def main(argv=None):
     rows = []
     for n in args.sizes:
         rows += run(f"dense N={n}", *dense_data(n), args.max_iter)
-        print(markdown_table(("data", "method", "fit s", "× OvR", "gap", "status", "compile s"), rows[-5:]),
-              flush=True)
+        print(markdown_table(HEADER, rows[-len(METHODS):]), flush=True)
     if args.sparse:
         rows += run(f"sparse {args.sparse}×50000", *sparse_data(args.sparse), args.max_iter)
-    table = markdown_table(("data", "method", "fit s", "× OvR LinearSVC", "proven gap", "status", "compile s"),
-                           [(d, m, f"{s:.3g}", f"{r:.3g}", g, st, c) for d, m, s, r, g, st, c in rows])
-    slopes = {method: slope(args.sizes, rows, method) for method in
-              ("OvR LinearSVC()", "OvN smo, negatives=rest", "OvN smo, negatives=none", "OvN mm, negatives=rest")}
+    table = markdown_table(HEADER, [(d, m, f"{s:.3g}", f"{r:.3g}", *rest) for d, m, s, r, *rest in rows])
+    slopes = {method: slope(args.sizes, rows, method) for method in METHODS}
     stamp = environment()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     report = "\n".join([
@@ -117,6 +133,8 @@ def main(argv=None):
         f"Command: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python "
         f"benchmarks/bench_practical_linear.py --sizes {' '.join(map(str, args.sizes))} --sparse {args.sparse} "
         f"--max-iter {args.max_iter}`", "",
+        "One BLAS thread; the machine was shared with other jobs during the run (ratios from fits run one after the "
+        "other in the same process).", "",
         f"Date {stamp['date']}, machine {stamp.get('cpu', stamp.get('platform'))}, commit {commit or 'unknown'}.", "",
         table, "",
         "Growth slopes (log-log, fit seconds over N, dense): "
