@@ -2,7 +2,7 @@
 
 Run by hand (not a test), one BLAS thread:
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python benchmarks/bench_practical_linear.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_practical_linear.py
     ... --sizes 2000 10000 --sparse 0 --max-iter 200 --out docs/benchmarks/practical_linear.md
 
 Data: ``make_classification(n_features=20, n_informative=10, n_classes=5, n_clusters_per_class=2, flip_y=0.05)``,
@@ -88,10 +88,10 @@ def run(name: str, X, y, max_iter: int) -> list:
         problem = Problem(X, membership(y, negatives), "SwHb", beta=BETA)
         seconds, smo = timed(lambda: solve_linear(problem, max_iter=max_iter))
         rows.append((name, f"OvN smo, negatives={negatives}", seconds, seconds / svc,
-                     f"{smo.info['relative_gap_bound']:.1e}", smo.status, f"{smo.compile_time:.2f}", smo.finish))
+                     f"{smo.relative_gap_bound:.1e}", smo.status, f"{smo.compile_time:.2f}", smo.finish))
         seconds, mm = timed(lambda: ovn_cvx.solve(problem, "mm"))
         rows.append((name, f"OvN mm, negatives={negatives}", seconds, seconds / svc,
-                     f"{mm.info['relative_gap_bound']:.1e}", mm.status, "", f"{mm.form} / {mm.finish}"))
+                     f"{mm.relative_gap_bound:.1e}", mm.status, "", f"{mm.form} / {mm.finish}"))
     seconds, model = timed(lambda: OvNClassifier().fit(X, y))
     result = model.result_
     rows.append((name, "OvN default: OvNClassifier().fit", seconds, seconds / svc, f"{result.relative_gap_bound:.1e}",
@@ -130,7 +130,7 @@ def main(argv=None):
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     report = "\n".join([
         "# Linear OvN by dual coordinate descent against one-vs-rest LinearSVC", "",
-        f"Command: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python "
+        f"Command: `OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=. python "
         f"benchmarks/bench_practical_linear.py --sizes {' '.join(map(str, args.sizes))} --sparse {args.sparse} "
         f"--max-iter {args.max_iter}`", "",
         "One BLAS thread; the machine was shared with other jobs during the run (ratios from fits run one after the "
