@@ -13,7 +13,7 @@ import ovn_cvx
 from ovn_cvx import Problem
 from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
 from ovn_cvx.solvers.mm import finish, forms
-from ovn_cvx.solvers.mm.interior import Direction, InteriorPoint, PrimalDualPoint, _max_step
+from ovn_cvx.solvers.mm.interior import Direction, InteriorPoint, PrimalDualPoint, complementarity, max_steps
 from ovn_cvx.testing import assert_matches_reference
 
 
@@ -109,14 +109,18 @@ def _direction(ds, dxi, du, dnu):
     return Direction(None, *(np.asarray(v, dtype=float) for v in (dxi, ds, du, dnu)))
 
 
-def test_step_length_against_the_masked_minimum():
+ONE, BLOCKS = np.array([0]), np.array([0, 20, 35])
+
+
+@pytest.mark.parametrize("starts", [ONE, BLOCKS])
+def test_step_length_against_the_masked_minimum(starts):
     rng = np.random.default_rng(5)
     x = [rng.uniform(0.1, 2.0, 50) for _ in range(4)]
     dx = [rng.normal(size=50) for _ in range(4)]
-    point, d = _point(*x), _direction(*dx)
-    expected = min(1.0, min(np.min(-a[b < 0] / b[b < 0]) for a, b in zip(x, dx)))
-    assert InteriorPoint.step_length(point, d) == pytest.approx(expected, rel=1e-15)
-    assert 0.0 <= InteriorPoint.step_length(point, d) <= 1.0
+    got = max_steps(list(zip(x, dx)), starts)
+    for t, block in zip(got, np.split(np.arange(50), starts[1:])):
+        expected = min(1.0, min(np.min(-a[block][b[block] < 0] / b[block][b[block] < 0]) for a, b in zip(x, dx)))
+        assert t == pytest.approx(expected, rel=1e-15)
 
 
 @pytest.mark.parametrize("scale, expected", [
@@ -128,15 +132,15 @@ def test_step_length_against_the_masked_minimum():
 def test_step_length_at_the_boundary(scale, expected):
     x = np.array([1.0, 2.0])
     dx = np.array([-scale, 1.0])
-    assert _max_step([(x, dx)]) == pytest.approx(expected, rel=1e-15, abs=0.0)
+    assert max_steps([(x, dx)], ONE)[0] == pytest.approx(expected, rel=1e-15, abs=0.0)
 
 
 def test_step_length_with_an_entry_at_zero():
-    """Round-off can leave an entry at exactly 0: falling, no step; not falling, it does not limit the step."""
-    x = np.array([0.0, 1.0])
-    assert _max_step([(x, np.array([-1.0, -0.5]))]) == 0.0
-    assert _max_step([(x, np.array([0.0, -0.5]))]) == 1.0
-    assert _max_step([(x, np.array([1.0, -2.0]))]) == 0.5
+    """Round-off can leave an entry at exactly 0: falling, no step; not falling, it does not limit the step; each
+    block on its own."""
+    x = np.array([0.0, 1.0, 0.0, 1.0])
+    assert list(max_steps([(x, np.array([-1.0, -0.5, 0.0, -0.5]))], np.array([0, 2]))) == [0.0, 1.0]
+    assert list(max_steps([(x, np.array([1.0, -2.0, 0.0, 0.0]))], np.array([0, 2]))) == [0.5, 1.0]
 
 
 @pytest.mark.parametrize("t", [0.0, 0.3, 1.0])
@@ -146,4 +150,31 @@ def test_complementarity_after_a_step_against_the_trial_point(t):
     dx = [rng.normal(size=40) for _ in range(4)]
     point, d = _point(*x), _direction(*dx)
     trial = _point(*(a + t * b for a, b in zip(x, dx)))
-    assert InteriorPoint.barrier_after(point, d, t) == pytest.approx(trial.barrier, rel=1e-12)
+    c0, c1, c2 = complementarity(point, d, BLOCKS)
+    expected = np.add.reduceat(trial.s * trial.u + trial.xi * trial.nu, BLOCKS)
+    assert c0 + t * (c1 + t * c2) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("n_classes", [3, 5])
+def test_separable_default_problem_steps_each_class_on_its_own(n_classes):
+    """The default problem's classes are independent QPs: one block each, and the answer certified against the
+    tight CVXPY reference; a coupled problem (hard b) keeps one block."""
+    problem = default_problem(600, n_features=4, n_classes=n_classes, seed=1)
+    stepper = forms.make_stepper(problem, "primal")
+    assert stepper.separable
+    assert InteriorPoint(problem, stepper).sizes.size == n_classes
+    result = ovn_cvx.solve(problem, method="mm", finish="interior")
+    assert result.success and result.relative_gap_bound <= result.gap_tol
+    reference = ovn_cvx.solve(problem, method="cvxpy", **TIGHT_CLARABEL)
+    assert result.objective - reference.objective <= result.gap_bound + 1e-9 * abs(reference.objective)
+    assert_matches_reference(result, reference=reference, ftol=None)
+    coupled = problem.replace(variant="SwHb")
+    assert not forms.make_stepper(coupled, "primal").separable
+    assert InteriorPoint(coupled, forms.make_stepper(coupled, "primal")).sizes.size == 1
+
+
+@pytest.mark.parametrize("change", [{"alpha": 0.3}, {"bias_penalty": 0.5}, {"variant": "HwSb"}])
+def test_coupled_problems_are_not_separable(change):
+    problem = default_problem(200, n_features=3).replace(**change)
+    assert not forms.make_stepper(problem, "primal").separable
+

@@ -124,10 +124,18 @@ class PrimalStepper:
             g[k] = H @ theta[k] + rows[sloped[with_slope] - self.bounds[k]].T @ slope[with_slope]
         return self._state(PrimalSystem(self, hessians).solve(g))
 
-    def relax(self, new: State, old: State, t: float = 2.0) -> State:
-        """θ ← θ_old + t(θ_new − θ_old): over-relaxation (t = 2, docs/theory.md §9.7) or a line-search point."""
-        theta = old.params[0] + t * (new.params[0] - old.params[0])
-        u = old.params[1] + t * (new.params[1] - old.params[1])
+    @property
+    def separable(self) -> bool:
+        """Whether the class blocks are independent (no coupling e: soft w with α = 0, soft b with γ = 0): the
+        problem is K separate QPs (the estimator's default with negatives, docs/theory.md §9.8)."""
+        return not self.e.any()
+
+    def relax(self, new: State, old: State, t=2.0) -> State:
+        """θ ← θ_old + t(θ_new − θ_old): over-relaxation (t = 2, docs/theory.md §9.7) or a line-search point; ``t``
+        may hold one length per class (a :attr:`separable` problem)."""
+        t_class, t_pair = (t, t) if np.ndim(t) == 0 else (t[:, None], t[self.problem.pairs.label])
+        theta = old.params[0] + t_class * (new.params[0] - old.params[0])
+        u = old.params[1] + t_pair * (new.params[1] - old.params[1])
         return State((theta, u), 1.0 - self.sign * u, self._reg(theta), theta[:, -1].copy())
 
     def solution(self, state: State):
