@@ -178,3 +178,19 @@ def test_coupled_problems_are_not_separable(change):
     problem = default_problem(200, n_features=3).replace(**change)
     assert not forms.make_stepper(problem, "primal").separable
 
+
+
+@pytest.mark.parametrize("n_features", [4, 20])  # the batched stepper (small blocks) and the per-class one
+def test_converged_classes_skip_their_weighted_products(n_features):
+    """The classes marked still get the identity; the others the weighted Gram Σ ω_p φ̃_p φ̃_pᵀ, as computed by hand."""
+    problem = default_problem(300, n_features=n_features, n_classes=3, seed=3)
+    stepper = forms.make_stepper(problem, "primal")
+    omega = np.random.default_rng(4).uniform(0.1, 10.0, len(problem.pairs))
+    still = np.array([False, True, False])
+    H = stepper.hessians(omega, still)
+    pairs, D = problem.pairs, n_features + 1
+    for k in range(3):
+        in_k = pairs.label == k
+        rows = np.hstack([problem.X[pairs.sample[in_k]], np.ones((in_k.sum(), 1))])
+        expected = np.eye(D) if still[k] else rows.T @ (omega[in_k, None] * rows)
+        np.testing.assert_allclose(H[k], expected, rtol=1e-12, atol=1e-12)

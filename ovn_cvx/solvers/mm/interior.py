@@ -292,7 +292,8 @@ class InteriorPoint:
             self.iterations += 1
             point, weight = self.point, self.weights(self.point)
             chi = self.block_barrier(point)
-            system = self.stepper.system(weight)
+            settled = self.settled(chi, self.history[-1])
+            system = self.stepper.system(weight, still=settled) if settled.any() else self.stepper.system(weight)
             affine = self.direction(system, point, weight, 0.0)
             sigma = self.centring(point, affine, chi)
             step = self.direction(system, point, weight, self.per_pair(sigma * chi), affine)
@@ -300,7 +301,6 @@ class InteriorPoint:
             if not np.all(self.decreases(point, step, length, chi)):
                 step = self.direction(system, point, weight, self.per_pair(SAFE_CENTRING * chi))
                 length = self.armijo(point, step, chi)
-            settled = self.settled(chi, self.history[-1])
             length[settled] = 0.0
             self.previous = point if self.previous is None or not settled.any() else self.keep(settled, point)
             self.point, self.length = self.advance(point, step, length), float(length.max())
