@@ -13,7 +13,7 @@ import ovn_cvx
 from ovn_cvx import Problem
 from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
 from ovn_cvx.solvers.mm import finish, forms
-from ovn_cvx.solvers.mm.interior import Direction, InteriorPoint, PrimalDualPoint, complementarity, max_steps
+from ovn_cvx.solvers.mm.interior import Direction, InteriorPoint, PrimalDualPoint
 from ovn_cvx.testing import assert_matches_reference
 
 
@@ -109,18 +109,27 @@ def _direction(ds, dxi, du, dnu):
     return Direction(None, *(np.asarray(v, dtype=float) for v in (dxi, ds, du, dnu)))
 
 
-ONE, BLOCKS = np.array([0]), np.array([0, 20, 35])
+def _interior_point(separable: bool) -> InteriorPoint:
+    """An interior point of a 3-class problem: one block of pairs per class (separable) or one block in all."""
+    problem = default_problem(30, n_features=2, n_classes=3, seed=6)
+    if not separable:
+        problem = problem.replace(variant="SwHb")
+    ip = InteriorPoint(problem, forms.make_stepper(problem, "primal"))
+    assert ip.sizes.size == (3 if separable else 1) and ip.sizes.sum() == len(problem.pairs) == 90
+    return ip
 
 
-@pytest.mark.parametrize("starts", [ONE, BLOCKS])
-def test_step_length_against_the_masked_minimum(starts):
+@pytest.mark.parametrize("separable", [False, True])
+def test_step_length_against_the_masked_minimum(separable):
+    ip = _interior_point(separable)
     rng = np.random.default_rng(5)
-    x = [rng.uniform(0.1, 2.0, 50) for _ in range(4)]
-    dx = [rng.normal(size=50) for _ in range(4)]
-    got = max_steps(list(zip(x, dx)), starts)
-    for t, block in zip(got, np.split(np.arange(50), starts[1:])):
+    x = [rng.uniform(0.1, 2.0, 90) for _ in range(4)]
+    dx = [rng.normal(size=90) for _ in range(4)]
+    got = ip.step_length(_point(*x), _direction(*dx))
+    assert got.shape == ip.sizes.shape
+    for t, block in zip(got, np.split(np.arange(90), ip.starts[1:])):
         expected = min(1.0, min(np.min(-a[block][b[block] < 0] / b[block][b[block] < 0]) for a, b in zip(x, dx)))
-        assert t == pytest.approx(expected, rel=1e-15)
+        assert t == expected
 
 
 @pytest.mark.parametrize("scale, expected", [
@@ -130,29 +139,36 @@ def test_step_length_against_the_masked_minimum(starts):
     (0.0, 1.0),           # nothing falls
 ])
 def test_step_length_at_the_boundary(scale, expected):
-    x = np.array([1.0, 2.0])
-    dx = np.array([-scale, 1.0])
-    assert max_steps([(x, dx)], ONE)[0] == pytest.approx(expected, rel=1e-15, abs=0.0)
+    ip = _interior_point(False)
+    x, dx = np.ones(90), np.ones(90)
+    dx[7] = -scale
+    t = ip.step_length(_point(x, x, x, x), _direction(dx, dx, dx, dx))
+    assert t[0] == pytest.approx(expected, rel=1e-15, abs=0.0)
 
 
 def test_step_length_with_an_entry_at_zero():
     """Round-off can leave an entry at exactly 0: falling, no step; not falling, it does not limit the step; each
     block on its own."""
-    x = np.array([0.0, 1.0, 0.0, 1.0])
-    assert list(max_steps([(x, np.array([-1.0, -0.5, 0.0, -0.5]))], np.array([0, 2]))) == [0.0, 1.0]
-    assert list(max_steps([(x, np.array([1.0, -2.0, 0.0, 0.0]))], np.array([0, 2]))) == [0.5, 1.0]
+    ip = _interior_point(True)
+    x, dx = np.ones(90), np.full(90, -0.5)
+    x[[3, 40]] = 0.0
+    dx[40] = 0.0
+    t = ip.step_length(_point(x, x, x, x), _direction(dx, dx, dx, dx))
+    assert list(t) == [0.0, 1.0, 1.0]
 
 
+@pytest.mark.parametrize("separable", [False, True])
 @pytest.mark.parametrize("t", [0.0, 0.3, 1.0])
-def test_complementarity_after_a_step_against_the_trial_point(t):
+def test_complementarity_after_a_step_against_the_trial_point(separable, t):
+    ip = _interior_point(separable)
     rng = np.random.default_rng(7)
-    x = [rng.uniform(0.1, 2.0, 40) for _ in range(4)]
-    dx = [rng.normal(size=40) for _ in range(4)]
-    point, d = _point(*x), _direction(*dx)
+    x = [rng.uniform(0.1, 2.0, 90) for _ in range(4)]
+    dx = [rng.normal(size=90) for _ in range(4)]
+    lengths = np.full(ip.sizes.size, t)
     trial = _point(*(a + t * b for a, b in zip(x, dx)))
-    c0, c1, c2 = complementarity(point, d, BLOCKS)
-    expected = np.add.reduceat(trial.s * trial.u + trial.xi * trial.nu, BLOCKS)
-    assert c0 + t * (c1 + t * c2) == pytest.approx(expected, rel=1e-12)
+    products = trial.s * trial.u + trial.xi * trial.nu
+    expected = [products[block].sum() / (2 * block.size) for block in np.split(np.arange(90), ip.starts[1:])]
+    assert ip.barrier_after(_point(*x), _direction(*dx), lengths) == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("n_classes", [3, 5])
