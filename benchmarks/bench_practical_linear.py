@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import time
 import warnings
 
 import numpy as np
@@ -47,6 +46,8 @@ from ovn_cvx import OvNClassifier, Problem
 from ovn_cvx.estimator import kernel_scale
 from ovn_cvx._reports import environment, markdown_table
 from ovn_cvx.solvers.smo.linear import solve_linear
+
+from bench_practical import timed  # the best of repeated fits, as there
 
 K = 5
 BETA = 2.0
@@ -77,16 +78,6 @@ def sparse_data(n: int, n_features: int = 50_000, seed: int = 0):
 def membership(y, negatives: str) -> np.ndarray:
     Y = (y[:, None] == np.arange(K)).astype(float)
     return 2.0 * Y - 1.0 if negatives == "rest" else Y
-
-
-def timed(fit, repeat: int = 1):
-    """(seconds, the last output) of ``fit``: the best of ``repeat`` runs."""
-    best = np.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fit()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def run(name: str, X, y, max_iter: int) -> list:
