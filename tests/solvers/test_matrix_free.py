@@ -79,19 +79,13 @@ def test_matrix_free_rejects_kernel_problems(multiclass_data, make_problem):
         ovn_cvx.solve(problem, method="mm", form="matrix-free")
 
 
-@pytest.mark.parametrize("limit", ["STRUCTURED_BUDGET", "MATRIX_FREE_PAIRS"])
-def test_auto_form_goes_matrix_free_beyond_the_budget(multiclass_data, make_problem, monkeypatch, limit):
-    """The automatic choice: the structured forms while they fit the budget and the pairs per feature are few,
-    matrix-free beyond either limit."""
+def test_auto_form_goes_matrix_free_beyond_the_budget(multiclass_data, make_problem, monkeypatch):
+    """The automatic choice: the structured forms while they fit the budget, matrix-free beyond it."""
     problem = make_problem(multiclass_data, "HwHb", "linear")
     assert ovn_cvx.solve(problem, method="mm").form == "primal"
-    n, d = len(problem.pairs), problem.n_features + 1
-    monkeypatch.setattr(forms, limit, 10 if limit == "STRUCTURED_BUDGET" else n / d)
+    monkeypatch.setattr(forms, "STRUCTURED_BUDGET", 10)
     result = ovn_cvx.solve(problem, method="mm")
     assert result.form == "matrix-free" and result.success
-    if limit == "MATRIX_FREE_PAIRS":  # a pair fewer per feature than needed: structured again
-        monkeypatch.setattr(forms, limit, (n + 1) / d)
-        assert ovn_cvx.solve(problem, method="mm").form == "primal"
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from ..._validation import check_number
 from ...problem import Problem
 from ...result import SolveResult
 from .finish import run_finish
-from .forms import better, make_stepper, out_of_reach, retry_in_primal, sparse_and_wide
+from .forms import better, make_stepper, out_of_reach, retry_in_primal, retry_matrix_free, sparse_and_wide
 from .matrix_free import solve_matrix_free
 from ..verdict import GAP_TOL, verdict
 from .options import FINISHES, FORMS, Options, check_flag, check_warm_start, pack_result
@@ -62,9 +62,10 @@ def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float 
     form : {"auto", "primal", "pair", "matrix-free"}
         The structured systems' form, or Newton-CG without them (linear problems, docs/theory.md §9.11); "auto":
         the cheaper structured form by its cost per step (wide data, M > N, in pair form; see ``make_stepper``),
-        matrix-free when neither fits, with very many pairs per feature, or for sparse data whose cheaper
-        structured form would be the pair form with at least ``SPARSE_MATRIX_FREE_PAIRS`` pairs (the pair form
-        then finishes what the matrix-free form could not prove).
+        matrix-free when neither fits, or for sparse data whose cheaper structured form would be the pair form with
+        at least ``SPARSE_MATRIX_FREE_PAIRS`` pairs (the pair form then finishes what the matrix-free form could not
+        prove); a linear problem whose structured interior point stalls short of ``gap_tol`` is solved again
+        matrix-free, and the answer with the smaller proven bound is kept.
     finish : {"auto", "interior", "polish", "none"}
         "interior": the interior-point method (docs/theory.md §9.8) from a cold start, no MM phase. "polish": MM with
         ε continuation and the certified active-set polish (§9.5). "none": MM alone (the paper's algorithm,
@@ -123,6 +124,8 @@ def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float 
             result = structured(form)
             if form == "auto" and retry_in_primal(problem, result, finish):
                 result = better(structured("primal"), result)
+            if form == "auto" and retry_matrix_free(problem, result, finish):
+                result = better(_matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b), result)
     result.solve_time = time.perf_counter() - start
     return result
 

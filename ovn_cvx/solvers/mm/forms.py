@@ -12,22 +12,16 @@ from .common import GramOperator
 from .pairs import PairStepper
 from .primal import PrimalStepper
 
-#: a cold start with at least this many pairs (primal form) tries the MM phase first, for at most
-#: MM_FIRST_BUDGET iterations (measured on blobs: 10–17 iterations when the polish certifies)
+#: a cold start with at least this many pairs (primal form) and more than MM_FIRST_FREE free parameters, at least
+#: MM_FIRST_RATIO times as many pairs as free parameters, tries the MM phase first, for at most MM_FIRST_BUDGET
+#: iterations (see mm_first)
 MM_FIRST_PAIRS = 5000
 MM_FIRST_BUDGET = 25
 MM_FIRST_FREE = 1000
-#: ... or with more free parameters, when the pairs outnumber them this many times (see mm_first)
 MM_FIRST_RATIO = 5
 #: the largest structured system (entries) the "auto" form builds for a linear problem; beyond it, matrix-free
 #: (2**27 doubles = 1 GiB)
 STRUCTURED_BUDGET = 2**27
-#: problems with more pairs than this many per feature (n ≥ 4 000·(M+1)) go matrix-free under "auto" even when a
-#: structured form fits. Measured, primal form against matrix-free: dense blobs (M = 50, K = 5) 2.1 s / 2.5 s at
-#: N = 100 000 (1 960 pairs per feature), 11.1 s / 4.9 s at 300 000, and at 1 000 000 the primal form's interior point
-#: ended "inaccurate" after 65 s where the matrix-free form certified in 15 s; Nyström features (N = 100 000,
-#: M = 1 000) 24 s / 57 s (docs/theory.md §9.11)
-MATRIX_FREE_PAIRS = 4000
 #: the largest condition number of P for which "auto" may choose the pair form (which works with P⁻¹)
 PAIR_CONDITION = 1e4
 #: a sparse linear problem for which the cost per step picks the pair form goes matrix-free under "auto" from this
@@ -80,13 +74,16 @@ def kernel_peak(problem: Problem, form: str) -> int:
 
 def out_of_reach(problem: Problem) -> bool:
     """Whether "auto" takes the matrix-free form: both structured forms exceed STRUCTURED_BUDGET entries (the
-    primal form's K blocks of (d+1)² and its n×(d+1) pair rows for dense data, the pair form's n×n matrix), there
-    are at least MATRIX_FREE_PAIRS pairs per feature, or the problem is :func:`sparse_and_wide`. Linear problems
-    only: a kernel problem has its N×N Gram already."""
+    primal form's K blocks of (d+1)² and its n×(d+1) pair rows for dense data, the pair form's n×n matrix), or the
+    problem is :func:`sparse_and_wide`. Linear problems only: a kernel problem has its N×N Gram already.
+
+    Many pairs per feature no longer send dense data matrix-free (docs/theory.md §9.11): with one-vs-rest negatives
+    the matrix-free form's band stays large and its Newton systems slow (measured, make_classification, 20
+    features, K = 5, N = 50 000, 250 000 pairs: 27 s and "inaccurate" against the primal form's 5.4 s, certified;
+    Gaussian blobs, 50 features, N = 300 000: 198 s, "inaccurate")."""
     if problem.is_kernel:
         return False
-    n, d = len(problem.pairs), problem.n_features + 1
-    return not structured_fits(problem) or n >= MATRIX_FREE_PAIRS * d or sparse_and_wide(problem)
+    return not structured_fits(problem) or sparse_and_wide(problem)
 
 
 def structured_fits(problem: Problem) -> bool:
@@ -113,6 +110,15 @@ def retry_in_primal(problem, result: SolveResult, finish: str) -> bool:
             and K * d * d <= STRUCTURED_BUDGET and (not problem.is_kernel or fits(kernel_peak(problem, "primal"))))
 
 
+def retry_matrix_free(problem, result: SolveResult, finish: str) -> bool:
+    """Whether "auto" re-solves a structured interior-point answer of a linear problem that stalled short of gap_tol
+    ("inaccurate", not an iteration limit) in the matrix-free form, whose Newton-CG and exact finish reach the optimum
+    by another route (measured on dense blobs with a million pairs: the primal form's interior point ended
+    "inaccurate" where the matrix-free form certified, docs/theory.md §9.11)."""
+    return (not problem.is_kernel and result.status == "inaccurate" and result.form != "matrix-free"
+            and finish in ("auto", "interior"))
+
+
 def better(retry: SolveResult, attempt: SolveResult) -> SolveResult:
     """The result with the smaller proven bound (the retry's when equal); the retry records the first attempt under
     ``info["<form>_attempt"]`` ("pair_attempt", "matrix_free_attempt")."""
@@ -122,13 +128,14 @@ def better(retry: SolveResult, attempt: SolveResult) -> SolveResult:
 
 
 def mm_first(problem: Problem, stepper) -> bool:
-    """Whether a cold start tries the MM phase (Newton steps, polish) before the interior point: in primal form
-    with many pairs, where a Newton iteration touches only the band while an interior-point iteration forms
-    every class block (measured, blobs N = 10000: 0.038 s against 0.18 s when the polish certifies; 0.21 s
-    against 0.69 s uncertified when the optimum is degenerate, so the phase gets a budget), and with few free
-    parameters K(d+1) or many pairs per free parameter: the polish solves a system of the margin set's size
-    (scene with every non-label a negative, 7 266 pairs, K(d+1) = 1770, 4.1 pairs per parameter: the phase cost
-    2.6 s, the interior point alone 1.6 s; 100 000 pairs on 1 000 Nyström features, K = 5, 20 pairs per
-    parameter: 12 s, certified after 8 iterations, against 108 s for the interior point)."""
+    """Whether a cold start tries the MM phase (Newton steps, polish) before the interior point: in primal form,
+    with many free parameters K(d+1) and many pairs per free parameter, where an interior-point iteration's K
+    factors of (d+1)² and its n·(d+1)² block products cost far more than a Newton iteration on the band (100 000
+    pairs on 1 000 Nyström features, K = 5, 20 pairs per parameter: 12 s, certified after 8 iterations, against
+    108 s for the interior point). With few free parameters the interior point wins (measured, K = 5, one-vs-rest
+    negatives, the interior point alone against the MM phase's 25 iterations then the interior point:
+    make_classification with 20 features, N = 10 000, 1.0 s against 1.4–2.1 s; Gaussian blobs with 50 features,
+    N = 10 000, 0.10 s against 0.36 s, and N = 50 000, 0.24 s against 0.95 s without negatives, 22 s against 25 s
+    with them; scene with every non-label a negative, 7 266 pairs, K(d+1) = 1 770: 1.6 s against 2.6 s)."""
     n, free = len(problem.pairs), problem.n_classes * (problem.rank_bound + 1)
-    return stepper.form == "primal" and n >= MM_FIRST_PAIRS and (free <= MM_FIRST_FREE or n >= MM_FIRST_RATIO * free)
+    return stepper.form == "primal" and n >= MM_FIRST_PAIRS and free > MM_FIRST_FREE and n >= MM_FIRST_RATIO * free

@@ -33,6 +33,12 @@ PATIENCE = 4
 #: length, the plain Newton step towards SAFE_CENTRING·χ, its length halved until it does (Armijo's rule on χ, as in
 #: the long-step path-following methods; a short enough step always does, since σ < 1)
 SAFE_CENTRING = 0.5
+#: a block of a separable problem stops moving once its complementarity is within this fraction of its share of the
+#: interior point's own accuracy (see InteriorPoint.settled). Measured on the estimator's default problem
+#: (make_classification, 20 features, K = 5, N = 2 000): at 1e-2 a class with w_k = 0 and 8 000 margin pairs ran
+#: on to a complementarity of 4e-13, where its ill-conditioned systems left a stationarity residual of 1.6e-4 and the
+#: bound stalled at 2.7e-6; at 1, 10, 100 the bound reached 1.6e-9, 2.2e-9, 8.9e-9 in 22 iterations
+SETTLED = 1.0
 SUFFICIENT_DECREASE = 0.01
 
 
@@ -113,12 +119,6 @@ class InteriorOutcome:
     history: list
 
 
-def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
-    """The largest t ≤ 1 with x + t dx ≥ 0."""
-    falling = dx < 0
-    return min(1.0, float(np.min(-x[falling] / dx[falling], initial=np.inf)))
-
-
 class InteriorPoint:
     """Mehrotra's predictor–corrector on the OvN QP over a stepper's structured solves (docs/theory.md §9.8)."""
 
@@ -127,6 +127,12 @@ class InteriorPoint:
         stop."""
         self.problem, self.stepper, self.near_gap_tol = problem, stepper, near_gap_tol
         self.c = problem.cost
+        # the blocks whose step lengths and centring are their own: the classes of a separable problem (K
+        # independent QPs), else one block of every pair
+        sizes = np.diff(problem.pairs.class_bounds(problem.n_classes))
+        separable = getattr(stepper, "separable", False) and np.all(sizes > 0)
+        self.sizes = sizes if separable else np.array([self.c.size])
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
         self.point, self.previous, self.best, self.history = None, None, None, []
         self.iterations, self.idle, self.stalled, self.pending, self.length = 0, 0, False, False, 1.0
 
@@ -163,42 +169,82 @@ class InteriorPoint:
         dnu = (-r_xn - p.nu * dxi) / p.xi
         return Direction(theta, dxi, ds, du, dnu)
 
-    @staticmethod
-    def step_length(point: PrimalDualPoint, d: Direction) -> float:
-        """The longest step ≤ 1 that keeps s, ξ, u and ν nonnegative (one pass over the four)."""
-        return _max_step(np.concatenate([point.s, point.xi, point.u, point.nu]),
-                         np.concatenate([d.s, d.xi, d.u, d.nu]))
+    def per_pair(self, values: np.ndarray):
+        """A per-block quantity as a per-pair vector (a scalar for one block)."""
+        return values[0] if self.sizes.size == 1 else np.repeat(values, self.sizes)
 
-    @staticmethod
-    def barrier_after(point: PrimalDualPoint, d: Direction, t: float) -> float:
-        """The complementarity χ after a step of length t along d (θ is not needed for it)."""
-        return PrimalDualPoint(None, point.xi + t * d.xi, point.s + t * d.s, point.u + t * d.u,
-                               point.nu + t * d.nu).barrier
+    def block_dot(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """x·y over each block (one block: BLAS's dot product)."""
+        return np.array([x @ y]) if self.sizes.size == 1 else np.add.reduceat(x * y, self.starts)
 
-    def centring(self, point: PrimalDualPoint, affine: Direction) -> float:
-        """Mehrotra's σ = (μ_aff/μ)³ from the barrier after the longest affine step."""
-        return (self.barrier_after(point, affine, self.step_length(point, affine)) / point.barrier) ** 3
+    def block_barrier(self, point: PrimalDualPoint) -> np.ndarray:
+        """Each block's complementarity measure χ_k = (s·u + ξ·ν)/(2 n_k)."""
+        return (self.block_dot(point.s, point.u) + self.block_dot(point.xi, point.nu)) / (2 * self.sizes)
 
-    def longest(self, point: PrimalDualPoint, d: Direction) -> float:
-        """The fraction-to-the-boundary step length."""
-        return min(1.0, TO_BOUNDARY * self.step_length(point, d))
+    def step_length(self, point: PrimalDualPoint, d: Direction) -> np.ndarray:
+        """Each block's longest step ≤ 1 that keeps s, ξ, u and ν nonnegative: the smallest −x/dx over the falling
+        entries, a division and a minimum per vector (masking and concatenating the four vectors, before, took a
+        quarter of an iteration at 50 000 pairs)."""
+        nearest = None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for x, dx in ((point.s, d.s), (point.xi, d.xi), (point.u, d.u), (point.nu, d.nu)):
+                ratio = np.where(dx < 0, -x / dx, np.inf)
+                nearest = ratio if nearest is None else np.minimum(nearest, ratio, out=nearest)
+        return np.minimum(1.0, np.minimum.reduceat(nearest, self.starts))
 
-    def decreases(self, point: PrimalDualPoint, d: Direction, t: float) -> bool:
-        """Whether the step of length t lowers the complementarity χ to at most (1 − SUFFICIENT_DECREASE·t)·χ."""
-        return self.barrier_after(point, d, t) <= (1.0 - SUFFICIENT_DECREASE * t) * point.barrier
+    def barrier_after(self, point: PrimalDualPoint, d: Direction, t: np.ndarray) -> np.ndarray:
+        """Each block's complementarity χ_k after a step of length t_k along d (θ is not needed for it)."""
+        length = self.per_pair(t)
+        return self.block_barrier(PrimalDualPoint(None, point.xi + length * d.xi, point.s + length * d.s,
+                                                  point.u + length * d.u, point.nu + length * d.nu))
 
-    def armijo(self, point: PrimalDualPoint, d: Direction) -> float:
-        """The safeguard's step length: the longest one, halved until it lowers χ enough."""
+    def centring(self, point: PrimalDualPoint, affine: Direction, chi: np.ndarray) -> np.ndarray:
+        """Mehrotra's σ = (μ_aff/μ)³ from the barrier after the longest affine step, per block."""
+        return (self.barrier_after(point, affine, self.step_length(point, affine)) / chi) ** 3
+
+    def longest(self, point: PrimalDualPoint, d: Direction) -> np.ndarray:
+        """The fraction-to-the-boundary step lengths."""
+        return np.minimum(1.0, TO_BOUNDARY * self.step_length(point, d))
+
+    def decreases(self, point: PrimalDualPoint, d: Direction, t: np.ndarray, chi: np.ndarray) -> np.ndarray:
+        """Whether the steps of length t lower each block's complementarity to at most (1 − SUFFICIENT_DECREASE·t)·χ."""
+        return self.barrier_after(point, d, t) <= (1.0 - SUFFICIENT_DECREASE * t) * chi
+
+    def armijo(self, point: PrimalDualPoint, d: Direction, chi: np.ndarray) -> np.ndarray:
+        """The safeguard's step lengths: the longest ones, halved until they lower χ enough."""
         t = self.longest(point, d)
-        while not self.decreases(point, d, t) and t > 1e-12:
-            t /= 2.0
-        return t
+        while True:
+            short = ~self.decreases(point, d, t, chi) & (t > 1e-12)
+            if not short.any():
+                return t
+            t = np.where(short, t / 2.0, t)
 
-    def advance(self, point: PrimalDualPoint, d: Direction, t: float) -> PrimalDualPoint:
-        """The step of length t along d."""
-        theta = d.theta if t == 1.0 else self.stepper.relax(d.theta, point.theta, t)
-        return replace(point, theta=theta, xi=point.xi + t * d.xi, s=point.s + t * d.s, u=point.u + t * d.u,
-                       nu=point.nu + t * d.nu)
+    def advance(self, point: PrimalDualPoint, d: Direction, t: np.ndarray) -> PrimalDualPoint:
+        """The steps of lengths t (one per block) along d."""
+        if np.all(t == 1.0):
+            return replace(point, theta=d.theta, xi=point.xi + d.xi, s=point.s + d.s, u=point.u + d.u,
+                           nu=point.nu + d.nu)
+        length = self.per_pair(t)
+        theta = self.stepper.relax(d.theta, point.theta, t[0] if t.size == 1 else t)
+        return replace(point, theta=theta, xi=point.xi + length * d.xi, s=point.s + length * d.s,
+                       u=point.u + length * d.u, nu=point.nu + length * d.nu)
+
+    def keep(self, settled: np.ndarray, point: PrimalDualPoint) -> PrimalDualPoint:
+        """The iterate before ``point`` for Tapia's indicators: a settled block's entries stay those before its last
+        move (its slacks and multipliers no longer change, and their ratios would read as 1)."""
+        mask = self.per_pair(settled)
+        return replace(point, **{name: np.where(mask, getattr(self.previous, name), getattr(point, name))
+                                 for name in ("xi", "s", "u", "nu")})
+
+    def settled(self, chi: np.ndarray, value: float) -> np.ndarray:
+        """The blocks of a separable problem that have converged: their complementarity within SETTLED of their share
+        of the accuracy the interior point aims at, near_gap_tol·max(1, |F|). They stop moving: past that point a
+        block's systems grow ill-conditioned and its iterates drift (measured: a class's F rose by 5e-4 relative in
+        the ten iterations after it converged)."""
+        if self.sizes.size == 1:
+            return np.zeros(1, dtype=bool)
+        share = SETTLED * self.near_gap_tol * max(1.0, abs(value)) / self.sizes.size
+        return 2 * self.sizes * chi <= share
 
     def estimate(self, point: PrimalDualPoint, value: float) -> float:
         """The complementarity s·u + ξ·ν (the duality gap of a primal-feasible iterate, not a proof) relative to
@@ -232,15 +278,19 @@ class InteriorPoint:
         while not converged and self.iterations < max_iter and not self.stalled:
             self.iterations += 1
             point, weight = self.point, self.weights(self.point)
-            system = self.stepper.system(weight)
+            chi = self.block_barrier(point)
+            settled = self.settled(chi, self.history[-1])
+            system = self.stepper.system(weight, still=settled) if settled.any() else self.stepper.system(weight)
             affine = self.direction(system, point, weight, 0.0)
-            sigma = self.centring(point, affine)
-            step = self.direction(system, point, weight, sigma * point.barrier, affine)
+            sigma = self.centring(point, affine, chi)
+            step = self.direction(system, point, weight, self.per_pair(sigma * chi), affine)
             length = self.longest(point, step)
-            if not self.decreases(point, step, length):
-                step = self.direction(system, point, weight, SAFE_CENTRING * point.barrier)
-                length = self.armijo(point, step)
-            self.previous, self.point, self.length = point, self.advance(point, step, length), length
+            if not np.all(self.decreases(point, step, length, chi)):
+                step = self.direction(system, point, weight, self.per_pair(SAFE_CENTRING * chi))
+                length = self.armijo(point, step, chi)
+            length[settled] = 0.0
+            self.previous = point if self.previous is None or not settled.any() else self.keep(settled, point)
+            self.point, self.length = self.advance(point, step, length), float(length.max())
             self.history.append(state_objective(self.problem, self.point.theta))
             self.pending = True
             if pause is not None and self.estimate(self.point, self.history[-1]) <= pause:

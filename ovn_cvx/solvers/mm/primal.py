@@ -87,13 +87,20 @@ class PrimalStepper:
         pairs = self.problem.pairs
         return self._state(theta, (self.features @ theta[:, :-1].T + b)[pairs.sample, pairs.label])
 
-    def system(self, omega: np.ndarray, hessians: np.ndarray | None = None) -> "PrimalSystem":
+    def system(self, omega: np.ndarray, hessians: np.ndarray | None = None, still=None) -> "PrimalSystem":
         """The factored system of the weighted least-squares problem min R + B + ½ Σ_p ω_p (a_p(θ) − t_p)², a_p
         = y_p θ_{k_p}ᵀφ̃_{i_p}: an MM step (ω = c/(2z), t = 1 + z) and an interior-point step solve it.
         ``hessians``: Σ_p ω_p φ̃_p φ̃_pᵀ per class when the caller has it."""
         if hessians is None:
-            hessians = np.stack([_weighted_gram(rows, omega[s]) for rows, s in zip(self.rows, self.slices)])
+            hessians = self.hessians(omega, still)
         return PrimalSystem(self, hessians, omega)
+
+    def hessians(self, omega: np.ndarray, still=None) -> np.ndarray:
+        """Σ_p ω_p φ̃_p φ̃_pᵀ per class (K×D×D); the identity for the classes ``still`` marks (of a :attr:`separable`
+        problem, whose solutions are not used: the interior point's converged classes), whose weighted products,
+        n_k·D² each, are most of an iteration's work."""
+        return np.stack([np.eye(self.d + 1) if still is not None and still[k] else _weighted_gram(rows, omega[s])
+                         for k, (rows, s) in enumerate(zip(self.rows, self.slices))])
 
     def step(self, z: np.ndarray) -> State:
         """Minimize the majorizer at z: H_k θ_k + q = g_k for all k, with the shared q (docs/theory.md §9.2)."""
@@ -124,10 +131,18 @@ class PrimalStepper:
             g[k] = H @ theta[k] + rows[sloped[with_slope] - self.bounds[k]].T @ slope[with_slope]
         return self._state(PrimalSystem(self, hessians).solve(g))
 
-    def relax(self, new: State, old: State, t: float = 2.0) -> State:
-        """θ ← θ_old + t(θ_new − θ_old): over-relaxation (t = 2, docs/theory.md §9.7) or a line-search point."""
-        theta = old.params[0] + t * (new.params[0] - old.params[0])
-        u = old.params[1] + t * (new.params[1] - old.params[1])
+    @property
+    def separable(self) -> bool:
+        """Whether the class blocks are independent (no coupling e: soft w with α = 0, soft b with γ = 0): the
+        problem is K separate QPs (the estimator's default with negatives, docs/theory.md §9.8)."""
+        return not self.e.any()
+
+    def relax(self, new: State, old: State, t=2.0) -> State:
+        """θ ← θ_old + t(θ_new − θ_old): over-relaxation (t = 2, docs/theory.md §9.7) or a line-search point; ``t``
+        may hold one length per class (a :attr:`separable` problem)."""
+        t_class, t_pair = (t, t) if np.ndim(t) == 0 else (t[:, None], t[self.problem.pairs.label])
+        theta = old.params[0] + t_class * (new.params[0] - old.params[0])
+        u = old.params[1] + t_pair * (new.params[1] - old.params[1])
         return State((theta, u), 1.0 - self.sign * u, self._reg(theta), theta[:, -1].copy())
 
     def solution(self, state: State):
