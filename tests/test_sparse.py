@@ -350,3 +350,33 @@ def test_estimator_sparse_precomputed_and_probability(sparse_multiclass):
 
 def test_estimator_tags_say_sparse():
     assert OvNClassifier().__sklearn_tags__().input_tags.sparse
+
+
+# --- solver="auto" on sparse, wide data ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sparse_wide():
+    """Word counts with more features than rows and 2 000 pairs (400 rows, 5 labels, every non-member a negative):
+    the regime where ``solver="auto"`` starts with the dual coordinate descent; its problem and the tight
+    reference."""
+    from ovn_cvx.datasets import make_sparse_multilabel
+    from ovn_cvx.solvers.mm.forms import sparse_and_wide
+    X, Y = make_sparse_multilabel(n_samples=400, n_features=1000, n_classes=5, random_state=0)
+    beta = OvNClassifier(decision_rule="paper").fit(X, Y).hinge_weight_
+    problem = Problem(X, 2.0 * Y - 1.0, "SwSb", beta=beta, bias_penalty=0.0)
+    assert sparse_and_wide(problem)
+    return X, Y, _tight_reference(problem)
+
+
+@pytest.mark.parametrize("rounds", [None, 1], ids=["dcd", "mm finish"])
+def test_auto_on_sparse_wide_data_starts_with_the_dual_coordinate_descent(sparse_wide, rounds, monkeypatch):
+    """The fit is the dual coordinate descent's, certified and at the reference's objective; with a budget too small
+    to prove it (1 round), the MM solver finishes from its point, to the same optimum."""
+    from ovn_cvx import estimator
+    X, Y, reference = sparse_wide
+    if rounds is not None:
+        monkeypatch.setattr(estimator, "AUTO_DCD_ROUNDS", rounds)
+    result = OvNClassifier(decision_rule="paper").fit(X, Y).result_
+    assert result.success and result.method == ("smo" if rounds is None else "mm")
+    assert result.form == "dcd" if rounds is None else result.form != "dcd"
+    assert result.objective == pytest.approx(reference.objective, rel=1e-6)
+    assert result.objective >= reference.objective - 1e-6 * abs(reference.objective)
