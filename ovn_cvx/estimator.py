@@ -53,10 +53,13 @@ FALLBACKS = ("argmax", "none")
 NEGATIVES = ("none", "rest")
 #: the package's own certified solvers (any other ``solver`` names a CVXPY solver)
 FAST_SOLVERS = ("auto", "mm", "smo")
-#: ``solver="auto"`` on sparse, wide linear data: the dual coordinate descent's budget in rounds before the MM solver
-#: finishes from its point (measured: 7–8 rounds certify make_sparse_multilabel 3 000 × 5 000 and 10 000 × 20 000 and
-#: the 20 000 × 50 000 benchmark set, 2–5× faster than the MM solver's matrix-free form)
+#: ``solver="auto"`` on sparse, wide linear data with at most AUTO_DCD_FEATURES features per pair: the dual coordinate
+#: descent first, for at most AUTO_DCD_ROUNDS rounds, then the MM solver from its point. Measured (one BLAS thread),
+#: against the MM solver's matrix-free form: make_sparse_multilabel (10 labels, negatives) 600 × 5 000 0.20 s / 0.38 s,
+#: 1 200 × 5 000 0.37 / 1.68 s, 3 000 × 5 000 2.0 / 9.7 s, 10 000 × 20 000 8.8 / 27.8 s; the 20 000 × 50 000 benchmark
+#: set 8.7 / 16.6 s (7 rounds); but 1 000 × 500 000 (3 000 pairs, 167 features a pair) 0.76 / 0.24 s
 AUTO_DCD_ROUNDS = 100
+AUTO_DCD_FEATURES = 10
 DECISION_RULES = ("auto", "paper", "cv")
 KERNEL_APPROXIMATIONS = ("nystroem", "rff")
 BETA_SCALES = ("kernel", "none")
@@ -145,11 +148,12 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         with ``negatives="none"`` (there γ = 0 would make the trivial solution optimal, docs/theory.md §3.4).
     solver : str, default="auto"
         ``"auto"``: the dual decomposition solver for an exact kernel and for sparse, wide linear data (at least
-        2 000 pairs and too many features for the primal form: its dual coordinate descent, at most
-        ``AUTO_DCD_ROUNDS`` rounds), the MM solver for other linear problems and for a fit the dual decomposition
-        could not prove: the fastest certified choice measured (docs/benchmarks/practical.md,
-        docs/benchmarks/practical_linear.md). ``"smo"`` (dual decomposition, ``ovn_cvx.solvers.smo``), ``"mm"``
-        (majorization–minimization with an interior-point finish, ``ovn_cvx.solvers.mm``), or the name of an
+        2 000 pairs, too many features for the primal form, at most ``AUTO_DCD_FEATURES`` a pair: its dual
+        coordinate descent, at most ``AUTO_DCD_ROUNDS`` rounds), the MM solver for other linear problems and for a
+        fit the dual decomposition could not prove: the fastest certified choice measured
+        (docs/benchmarks/practical.md, docs/benchmarks/practical_linear.md). ``"smo"`` (dual decomposition,
+        ``ovn_cvx.solvers.smo``), ``"mm"`` (majorization–minimization with an interior-point finish,
+        ``ovn_cvx.solvers.mm``), or the name of an
         installed CVXPY solver (``"CLARABEL"``, ``"ECOS"``, ``"OSQP"``, ``"SCS"``, ...) for the reference
         formulation.
     threshold : float, default=1.0
@@ -678,7 +682,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             variant, is_kernel, previous = self._start
             if (variant, is_kernel, previous.coef.shape) == (problem.variant, problem.is_kernel, problem.coef_shape):
                 start = replace(previous, problem=problem)  # the previous solution as a start for this problem
-        if method == "smo" or (method == "auto" and (problem.is_kernel or sparse_and_wide(problem))):
+        if method == "smo" or (method == "auto" and (problem.is_kernel or _dual_descent_first(problem))):
             dual_fits = start is not None and start.dual is not None and start.dual.shape == problem.coef_shape
             if problem.is_kernel:
                 options = {"cache_size": self.cache_size}
@@ -898,6 +902,12 @@ class _FoldFit:
                                    sample_weight=self.sample_weight[train])
         return model.classes_, model._decision(_rows(self.X, test, pairwise, columns=train)), \
             _solve_summary(model.result_, model.tol)
+
+
+def _dual_descent_first(problem) -> bool:
+    """Whether ``solver="auto"`` starts a linear problem with the dual coordinate descent: sparse, wide data (the
+    MM solver's matrix-free case) with at most AUTO_DCD_FEATURES features per pair."""
+    return sparse_and_wide(problem) and problem.n_features <= AUTO_DCD_FEATURES * len(problem.pairs)
 
 
 def _solve_summary(result, tol) -> str:
