@@ -62,8 +62,12 @@ def _jaccard_rows(common, predicted, true, n_labels):
     return _ratio(common, predicted + true - common)
 
 
+def _hamming_loss_rows(common, predicted, true, n_labels):
+    return (predicted + true - 2 * common) / n_labels
+
+
 def _hamming_rows(common, predicted, true, n_labels):
-    return 1.0 - (predicted + true - 2 * common) / n_labels
+    return 1.0 - _hamming_loss_rows(common, predicted, true, n_labels)
 
 
 def _jaccard_counts(common, predicted, true, n_labels, w):
@@ -71,7 +75,7 @@ def _jaccard_counts(common, predicted, true, n_labels, w):
 
 
 def _hamming_counts(common, predicted, true, n_labels, w):
-    return 1.0 - _mean((predicted + true - 2 * common) / n_labels, w)
+    return 1.0 - _mean(_hamming_loss_rows(common, predicted, true, n_labels), w)
 
 
 def _f1_micro(T, P, w):
