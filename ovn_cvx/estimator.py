@@ -197,9 +197,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     calibration : {"sigmoid", "isotonic"}, default="sigmoid"
         Platt's sigmoid or isotonic regression (scikit-learn's, as in ``CalibratedClassifierCV``).
     cache_size : float, default=200.0
-        The dual decomposition's kernel row cache, in MB (as ``SVC``'s; one row serves every label). On large exact
-        kernel fits a larger cache is the lever: N = 20 000, the RBF default, 105 s with 200 MB and 68 s with 800 MB
-        (docs/benchmarks/practical.md).
+        The dual decomposition's kernel row cache, in MB (as ``SVC``'s; one row serves every label). When it cannot
+        hold every row in double precision, rows are kept in single precision and only where the steps read them
+        (N = 20 000, the RBF default with 200 MB: 1.8× one-vs-rest ``SVC``'s time, docs/benchmarks/practical.md).
     tol : float, default=1e-6
         The accuracy a fit must prove, as a bound on (F − F*)/max(1, |F|) from an exactly feasible dual point
         (docs/theory.md §6; a fit that cannot prove it warns; every solver). The CVXPY solvers use their own
