@@ -170,8 +170,7 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
         parts.append((M.sum(axis=1, keepdims=True), 1.0 / (K * coupling.mean), K * EPS * magnitude))
     block = problem.gram[np.ix_(support, support)] if problem.is_kernel else problem.X[support].T
     quadratic = error = 0.0
-    for part, weight, slack in parts:
-        value, value_error = _quadratic(block, part, slack, problem.is_kernel)
+    for (_, weight, _), (value, value_error) in zip(parts, _quadratics(block, parts, problem)):
         quadratic += weight * value
         error += weight * value_error
     total = float(mu.sum())
@@ -185,25 +184,41 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
     return value - error
 
 
-def _quadratic(block, part, slack, kernel: bool) -> tuple[float, float]:
-    """(q, e): q as computed — Σ(Bp)² for linear problems (B = X_Sᵀ), Σ p∘(Gp) for kernel ones (G = G_SS) — and
-    e ≥ |q − q*|, q* the same quantity of the exact part p*, whose rows differ from ``part`` by at most ``slack``.
-    The product's own rounding is bounded by n·eps·|B||p| (n terms per entry), the sums of squares' by their number
-    of terms times eps: the standard worst-case bounds, whatever the summation order."""
-    n = part.shape[0]
-    delta = np.broadcast_to(slack[:, None], part.shape)
-    product = block @ part
-    if kernel:
-        # p̂ᵀGp̂ − p*ᵀGp* = 2δᵀGp̂ − δᵀGδ with |δ| ≤ slack, and Gp̂ computed within n·eps·|G||p̂|
-        reach = abs(block) @ np.hstack([np.abs(part), delta])
-        of_part, of_delta = reach[:, :part.shape[1]], reach[:, part.shape[1]:]  # |G||p̂| and |G|δ
+def _quadratics(block, parts, problem: Problem) -> list[tuple[float, float]]:
+    """(q, e) for every (part, weight, slack) of ``parts``: q as computed — Σ(Bp)² for linear problems (B = X_Sᵀ),
+    Σ p∘(Gp) for kernel ones (G = G_SS) — and e ≥ |q − q*|, q* the same quantity of the exact part p*, whose rows
+    differ from ``part`` by at most ``slack``. The product's own rounding is bounded by n·eps·|B||p| (n terms per
+    entry), the sums of squares' by their number of terms times eps: the standard worst-case bounds, whatever the
+    summation order. All parts share the passes over the block (a kernel evaluated by blocks costs one evaluation a
+    pass); a Gaussian block is its own absolute value, so its bound rides on the same pass."""
+    n = block.shape[1]
+    stacked = np.hstack([part for part, _, _ in parts])
+    ends = np.cumsum([part.shape[1] for part, _, _ in parts])[:-1]
+    if not problem.is_kernel:
+        reaches = abs(block) @ np.hstack([slack[:, None] + n * EPS * np.abs(part) for part, _, slack in parts])
+        out = []
+        for product, reach in zip(np.hsplit(block @ stacked, ends), np.hsplit(reaches, ends)):
+            value = float(np.sum(product * product))  # bounds |computed Bp̂ − Bp*| entrywise: reach
+            out.append((value, float(np.sum(reach * (2.0 * np.abs(product) + reach)) + product.size * EPS * value)))
+        return out
+    # p̂ᵀGp̂ − p*ᵀGp* = 2δᵀGp̂ − δᵀGδ with |δ| ≤ slack, and Gp̂ computed within n·eps·|G||p̂|
+    slacks = np.column_stack([slack for _, _, slack in parts])  # one column a part: δ's columns are all equal
+    magnitudes = np.hstack([np.abs(stacked), slacks])
+    if problem.nonnegative_gram:
+        products, reaches = np.hsplit(block @ np.hstack([stacked, magnitudes]), [stacked.shape[1]])
+    else:
+        products, reaches = block @ stacked, abs(block) @ magnitudes
+    of_parts, of_slacks = np.hsplit(reaches, [stacked.shape[1]])  # |G||p̂| and |G|δ
+    out = []
+    for j, ((part, _, slack), product, of_part) in enumerate(zip(parts, np.hsplit(products, ends),
+                                                                np.hsplit(of_parts, ends))):
         value = float(np.sum(part * product))
-        return value, float(n * EPS * np.sum(np.abs(part) * of_part) + np.sum(delta * of_delta)
-                            + 2.0 * np.sum(delta * (np.abs(product) + n * EPS * of_part))
-                            + part.size * EPS * np.sum(np.abs(part * product)))
-    reach = abs(block) @ (delta + n * EPS * np.abs(part))  # bounds |computed Bp̂ − Bp*| entrywise
-    value = float(np.sum(product * product))
-    return value, float(np.sum(reach * (2.0 * np.abs(product) + reach)) + product.size * EPS * value)
+        delta = slack[:, None]
+        out.append((value, float(n * EPS * np.sum(np.abs(part) * of_part)
+                                 + part.shape[1] * np.sum(slack * of_slacks[:, j])
+                                 + 2.0 * np.sum(delta * (np.abs(product) + n * EPS * of_part))
+                                 + part.size * EPS * np.sum(np.abs(part * product)))))
+    return out
 
 
 def gap_bound(problem: Problem, coef, b, mu, *, primal: float | None = None) -> GapBound:

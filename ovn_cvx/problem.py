@@ -355,6 +355,12 @@ class Problem:
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
     @property
+    def nonnegative_gram(self) -> bool:
+        """Every entry of the training Gram matrix is ≥ 0 by construction (the Gaussian kernel, an exponential), so
+        that |G| = G."""
+        return isinstance(self.kernel, str) and self.kernel == "rbf"
+
+    @property
     def hard_w(self) -> bool:
         return self.variant.startswith("Hw")
 

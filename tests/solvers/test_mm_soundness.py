@@ -271,6 +271,95 @@ def test_regularizer_is_exact_near_the_alpha_ends():
         assert abs(Fraction(regularizer(p, W)) - exact) <= Fraction(1e-13) * exact
 
 
+def _exact_gram_products(gram, M):
+    """Mᵀ G M (K × K) in exact rational arithmetic on the float Gram matrix (M: N × K of Fractions)."""
+    G = [[Fraction(float(v)) for v in row] for row in gram]
+    N, K = len(M), len(M[0])
+    GM = [[sum((G[i][j] * M[j][k] for j in range(N)), Fraction(0)) for k in range(K)] for i in range(N)]
+    return [[sum((M[i][k] * GM[i][q] for i in range(N)), Fraction(0)) for q in range(K)] for k in range(K)]
+
+
+def _exact_kernel_quadratic(problem, gram, M):
+    """tr(P⁺ Mᵀ G M) in exact rational arithmetic."""
+    K, a, Q = problem.n_classes, Fraction(problem.alpha), _exact_gram_products(gram, M)
+    trace, total = sum((Q[k][k] for k in range(K)), Fraction(0)), sum((v for row in Q for v in row), Fraction(0))
+    if problem.hard_w:  # P⁺ = Π
+        return trace - total / K
+    return (trace - total / K) / (1 - a) + total / (K * (1 + (K - 1) * a))
+
+
+def _exact_kernel_dual(problem, gram, mu):
+    """D(μ) of docs/theory.md §6 in exact rational arithmetic, on the Gram matrix the evaluation reads."""
+    pairs, K = problem.pairs, problem.n_classes
+    M = [[Fraction(0)] * K for _ in range(problem.n_samples)]
+    for p in range(len(mu)):
+        M[int(pairs.sample[p])][int(pairs.label[p])] += int(pairs.sign[p]) * Fraction(mu[p])
+    value = sum((Fraction(m) for m in mu), Fraction(0)) - _exact_kernel_quadratic(problem, gram, M) / 2
+    if not problem.hard_b and problem.bias_penalty > 0:
+        mass = sum((M[i][k] for i in range(len(M)) for k in range(K)), Fraction(0)) / K
+        value -= mass * mass / (4 * Fraction(problem.bias_penalty))
+    return value
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "precomputed"])
+@pytest.mark.parametrize("by_blocks", [False, True])
+def test_kernel_dual_value_never_exceeds_the_exact_dual(kernel, by_blocks):
+    """The kernel dual value's allowance (docs/theory.md §6), whether |G| comes from its own pass or, for the
+    Gaussian kernel (G ≥ 0), from G's: never above the exact D(μ) on the Gram matrix the evaluation reads (held, or
+    evaluated by blocks as the dual decomposition's certificate does), and at most 1e-10 (relative) below — near
+    both ends of α's interval, with multipliers on a part of the samples only."""
+    from ovn_cvx.solvers.smo.cache import KernelRows
+    from ovn_cvx.solvers.smo.certificate import exact_view
+
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        K, N = int(rng.integers(2, 4)), int(rng.integers(4, 9))
+        X = rng.normal(size=(N, 3))
+        lo, hi = alpha_interval(K)
+        variant, alpha = (("SwSb", lo + 1e-8), ("SwHb", hi - 1e-8), ("HwSb", 0.0))[trial % 3]
+        options = dict(variant=variant, alpha=alpha, beta=float(10.0 ** rng.integers(-2, 7)), bias_penalty=0.1)
+        if kernel == "precomputed":
+            Z = rng.normal(size=(N, N))
+            problem = Problem.from_labels(Z @ Z.T, np.arange(N) % K, kernel="precomputed", **options)
+        else:
+            problem = Problem.from_labels(X, np.arange(N) % K, kernel=kernel, gamma=0.5, coef0=1.0, **options)
+        assert problem.nonnegative_gram == (kernel == "rbf")
+        evaluated = problem
+        if by_blocks:
+            rows = KernelRows(problem, 1e-6, min_rows=1)  # a cache too small for whole rows: evaluated by blocks
+            evaluated = exact_view(problem, rows)
+            gram = rows.block(np.arange(N), np.arange(N))
+        else:
+            gram = problem.gram
+        mu = feasible_dual(problem, rng.uniform(0, 1, len(problem.cost)) * problem.cost * (rng.uniform(size=len(
+            problem.cost)) < 0.7))
+        exact, computed = _exact_kernel_dual(problem, gram, mu), Fraction(dual_value(evaluated, mu))
+        assert computed <= exact, trial
+        assert float(exact - computed) <= 1e-10 * max(1.0, abs(float(exact))), trial
+
+
+@pytest.mark.parametrize("alpha_end", [0, 1])
+def test_kernel_regularizer_on_a_partial_support_is_exact(alpha_end):
+    """R = ½ tr(Aᵀ G A P) read off G's block on the rows of A that are not zero (a dual decomposition's sparse A,
+    its kernel evaluated by blocks): against exact rational arithmetic on the whole Gram matrix."""
+    from ovn_cvx.solvers.smo.cache import KernelRows
+    from ovn_cvx.solvers.smo.certificate import exact_view
+
+    rng = np.random.default_rng(5)
+    K, N = 3, 7
+    alpha = alpha_interval(K)[alpha_end] + (1e-8 if alpha_end == 0 else -1e-8)
+    problem = Problem.from_labels(rng.normal(size=(N, 2)), np.arange(N) % K, "SwSb", kernel="rbf", alpha=alpha)
+    rows = KernelRows(problem, 1e-6, min_rows=1)
+    A = rng.normal(size=(N, K)) + 1e3 * (np.ones(K) if alpha_end == 0 else np.array([1.0, -1.0, 0.0]))
+    A[[1, 4]] = 0.0
+    gram = rows.block(np.arange(N), np.arange(N))
+    Q, a = _exact_gram_products(gram, [[Fraction(float(v)) for v in row] for row in A]), Fraction(alpha)
+    exact = ((1 - a) * sum((Q[k][k] for k in range(K)), Fraction(0)) + a * sum((v for row in Q for v in row),
+                                                                              Fraction(0))) / 2  # ½ tr(AᵀGA P)
+    computed = Fraction(regularizer(exact_view(problem, rows), A))
+    assert abs(computed - exact) <= Fraction(1e-13) * exact
+
+
 def test_bound_holds_near_the_lower_alpha_end_with_a_huge_hinge_weight():
     """Found by the matrix-free adversarial search: SwHb, K = 4, α = −1/3 + 1e-8, β = 1e6, features of scale 1e-7
     (W ~ 1e6 along the class mean): the objective's direct form lost 4e-5 (the structured forms) and 6.6e-4 (the

@@ -65,14 +65,12 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
         b = bias(state, state.decision())
         rounds.append((current, steps, estimate(problem, state, b)))
         taken = newton_steps(state, rows, newton_limit) if rounds[-1][2] > gap_tol and newton else 0
-        if taken:  # Z moved by the exact product of each step (rebuilt only for a certificate, below)
+        if taken:  # Z moved by the exact product of each step
             newton_count += taken
             b = bias(state, state.decision())
             rounds.append((current, steps, estimate(problem, state, b)))
         if rounds[-1][2] <= gap_tol or current <= MIN_TOL:
-            if taken:  # the certificate reads the residuals off Z: from its exact product again
-                state.rebuild(rows)
-                b = bias(state, state.decision())
+            # Z is exact: rebuilt when the loop converged, then moved by the Newton steps' exact products
             coef, b, bound, M = certify(problem, view, state, b)
             checks += 1
             if bound.relative <= gap_tol or current <= MIN_TOL:
