@@ -278,6 +278,30 @@ def test_negative_exp_is_numpy_exp_to_an_ulp():
         assert np.array_equal(result, np.exp(chunk)) == by_numpy
 
 
+@pytest.mark.parametrize("offset", [0.0, 1e3, 1e6])
+def test_gaussian_blocks_are_accurate_for_every_pair(offset):
+    """The exact products' Gaussian entries (one matrix product after a shift, then the expansion's risky pairs
+    again as direct differences of the original points): within the expansion's round-off of exp(−γ Σ (x − y)²)
+    summed directly (as :func:`ovn_cvx.kernels.kernel_matrix`), exactly 1 on duplicated rows, and the same on the
+    columns prepared once (:meth:`KernelRows.columns`) — with points far from the origin, some far from the others,
+    and pairs far closer than their norms."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(120, 6)) + offset
+    X[7], X[30] = X[3], X[3] + 1e-7  # a duplicate and a near-duplicate
+    X[100:] *= 1e4  # far from the rest
+    problem = Problem.from_labels(X, np.arange(120) % 3, kernel="rbf", gamma=0.2)
+    rows = KernelRows(problem, 1e-6, min_rows=1)
+    every = np.arange(120)
+    block = rows.block(every, every)
+    direct = np.exp(-0.2 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1))
+    # the expansion's round-off, about γ·M·eps·(‖a‖² + ‖b‖²) relative (15 ulps here, as kernel_matrix's)
+    assert np.all(np.abs(block - direct) <= 32 * np.spacing(direct))
+    assert block[3, 7] == 1.0 and block[7, 3] == 1.0 and np.all(np.diag(block) == 1.0)
+    assert 0.0 < 1.0 - block[3, 30] < 1e-13
+    cols = every[::2]
+    assert np.array_equal(rows.block(every[5:40], cols, rows.columns(cols)), rows.block(every[5:40], cols))
+
+
 @settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(adversarial_problems())
 def test_no_false_success_on_adversarial_problems(problem):
