@@ -193,6 +193,23 @@ def test_a_newton_step_keeps_the_point_feasible_and_never_lowers_the_dual(varian
     assert np.abs(state.Z - exact.T).max() <= 1e-10 * max(1.0, np.abs(exact).max())
 
 
+def test_a_rebuild_from_the_last_exact_z_is_g_m():
+    """The rebuild after more steps adds the product of the change to the last exact Z: still G M on every sample
+    (to round-off), computed on the columns of the samples that moved only."""
+    problem = make("SwSb", "rbf", "rest", 0.0, n_samples=120, seed=4, beta=4.0)
+    rows = KernelRows(problem, 1e-3, problem.n_classes + 2)  # partial single-precision rows: the loop's Z drifts
+    state = State.start(problem, rows)
+    for tol in (0.3, 1e-3):
+        assert run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, tol, 10**6, 50) == CONVERGED
+        before = None if state.exact is None else state.exact[0]
+        state.rebuild(rows)
+        exact = problem.gram @ state.signed_dual(problem.n_samples)
+        assert np.abs(state.Z - exact.T).max() <= 1e-13 * max(1.0, np.abs(exact).max())
+        assert np.array_equal(state.z, state.Z.sum(axis=0))
+    moved = np.any(state.exact[0] != before, axis=1)
+    assert 0 < moved.sum() < np.any(state.exact[0] != 0, axis=1).sum()  # fewer columns than the support's
+
+
 def test_step_budget_gives_an_honest_answer():
     problem = make("SwHb", "rbf", "rest", 0.0, n_samples=120)
     result = ovn_cvx.solve(problem, "smo", max_iter=5)
