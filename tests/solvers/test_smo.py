@@ -2,6 +2,7 @@
 kernel, pair sign and α; the proven bound never behind a false success; shrinking, warm starts, the step budget,
 memory without an N × N array, and option errors that name the option."""
 import dataclasses
+import math
 import tracemalloc
 
 import numpy as np
@@ -16,6 +17,7 @@ from ovn_cvx import Problem
 from ovn_cvx.datasets import make_data
 from ovn_cvx.duality import dual_value, feasible_dual
 from ovn_cvx.objective import constraint_violation
+from ovn_cvx.solvers.smo import cache
 from ovn_cvx.solvers.smo.cache import EXP_CHUNK, UNDERFLOW, KernelRows, negative_exp
 from ovn_cvx.solvers.smo.newton import newton_step
 from ovn_cvx.solvers.smo.selection import CONVERGED, run
@@ -347,6 +349,34 @@ def test_no_n_by_n_array_is_allocated():
     assert result.success
     assert peak < 8 * 3000 * 3000 / 2
     assert "gram" not in problem.__dict__
+
+
+def test_the_newton_system_stays_within_the_cache_budget():
+    """The Newton system goes beside the cached rows when both fit in ``cache_size``, else into the rows' own memory
+    (the cached rows dropped); a fit with Newton steps under a 5 MB cache peaks below the cache plus one block of
+    the exact products (8 MiB) plus O(N·K), with the optimum of a fit whose cache holds everything."""
+    X, Y = make_data("multiclass", n_samples=3000, n_features=5, n_classes=4, seed=1)
+    Y = np.where(Y == 1, 1.0, -1.0)
+    problem = Problem(X, Y, "SwSb", "rbf", beta=4.0, bias_penalty=0.0)
+    rows = KernelRows(problem, 5.0, problem.n_classes + 2)
+    beside = math.isqrt(int(rows.budget - rows.rows.nbytes) // 8)
+    assert rows.workspace_limit == math.isqrt(rows.rows.nbytes // 8) > beside
+    rows.prefetch(np.arange(3))
+    small = rows.workspace(beside)
+    assert small.shape == (beside, beside) and not np.shares_memory(small, rows.rows) and rows.slot_of[2] >= 0
+    large = rows.workspace(beside + 1)
+    assert large.shape == (beside + 1,) * 2 and np.shares_memory(large, rows.rows) and np.all(rows.slot_of < 0)
+    ovn_cvx.solve(Problem(X[:100], Y[:100], "SwSb", "rbf"), "smo", cache_size=0.05)  # the compiled code loaded
+    tracemalloc.start()
+    try:
+        result = ovn_cvx.solve(problem, "smo", cache_size=5)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.success and result.info["newton_steps"] > 0
+    assert peak <= 5 * 2**20 + 8 * cache.BLOCK_ENTRIES + 64 * 8 * 3000 * 4  # 15.4 MB (measured; 22.8 MB before)
+    whole = ovn_cvx.solve(problem, "smo", cache_size=100)
+    assert result.objective == pytest.approx(whole.objective, rel=2e-6)
 
 
 @pytest.mark.parametrize(("option", "value", "error"), [

@@ -214,7 +214,7 @@ class KernelRows:
         # when the cache cannot hold every row in double precision, the rows are computed only where the steps read
         # them and kept in single precision, as libsvm's (twice as many fit; the exact products never read them);
         # else in full, each computed once and read again by the exact products (:meth:`entries`)
-        budget = cache_size * 2**20
+        budget = self.budget = cache_size * 2**20
         self.partial = self.kind != PRECOMPUTED and budget < 8.0 * N * N
         dtype = np.float32 if self.partial else np.float64
         slots = min(N, max(min_rows, int(budget // (np.dtype(dtype).itemsize * N))))
@@ -283,6 +283,22 @@ class KernelRows:
             out = _gather(self.rows, slots, cols.astype(np.int64))
             out[missing] = self.block(rows[missing], cols, columns)
         return np.abs(out) if absolute else out
+
+    @property
+    def workspace_limit(self) -> int:
+        """The largest n for which :meth:`workspace` gives an n × n array: beside the cached rows within the budget,
+        or in the cached rows' own memory."""
+        cached = 0 if self.kind == PRECOMPUTED else self.rows.nbytes
+        return math.isqrt(int(max(self.budget - cached, cached)) // 8)
+
+    def workspace(self, n: int) -> np.ndarray:
+        """An n × n array of doubles within the cache's budget (n ≤ :attr:`workspace_limit`): a new one when it fits
+        beside the cached rows, else the rows' own memory, every cached row dropped (the steps compute again the
+        rows they read). The fit's memory stays within ``cache_size`` plus O(N·K)."""
+        if self.kind == PRECOMPUTED or self.rows.nbytes + 8 * n * n <= self.budget:
+            return np.empty((n, n))
+        self.slot_of[:], self.owner[:], self.stamp[:] = -1, -1, 0
+        return self.rows.reshape(-1).view(np.uint8)[:8 * n * n].view(np.float64).reshape(n, n)
 
     def prefetch(self, samples: np.ndarray) -> None:
         """Compute and cache the rows of ``samples`` (named kernels on dense data; as many as the cache holds): a

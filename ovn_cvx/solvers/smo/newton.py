@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from .cache import BlockGram, KernelRows
+from .cache import BLOCK_ENTRIES, BlockGram, KernelRows
 from .state import MASS_FIXED, MASS_HARD, MASS_SOFT, State
 
 #: Newton steps in a row at most: a step cut at a pair's bound is followed by one on the smaller free set
@@ -32,8 +32,13 @@ def _class_solves(state: State, rows: KernelRows, v: np.ndarray, free: np.ndarra
         if F.size == 0:
             solves.append((F, 0.0, 0.0, F * 0.0, F * 0.0))
             continue
-        try:
-            factor = cho_factor(c1 * rows.entries(state.sample[F], state.sample[F]), overwrite_a=True)
+        samples, system = state.sample[F], rows.workspace(F.size)
+        step = max(1, BLOCK_ENTRIES // F.size)
+        for start in range(0, F.size, step):
+            system[start:start + step] = rows.entries(samples[start:start + step], samples)
+        system *= c1
+        try:  # in place: the transpose of the symmetric system is the Fortran-ordered array LAPACK reads
+            factor = cho_factor(system.T, overwrite_a=True)
         except LinAlgError:
             return None
         u, w = cho_solve(factor, np.column_stack([v[F], np.ones(F.size)])).T

@@ -39,7 +39,6 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
     state = State.start(problem, rows, dual)
     view = exact_view(problem, rows)
     shrink_every = min(SHRINK_EVERY, state.a.size) if shrinking else 0
-    newton_limit = int(np.sqrt(cache_size * 2**20 / 8))  # a class's Newton system within the row cache's budget
     exact_at = 0 if dual is not None else -1  # the step count at which Z was last rebuilt exactly
     checks, current, rounds, newton_count = 0, tol, [], 0
     while True:
@@ -64,7 +63,7 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
             break
         b = bias(state, state.decision())
         rounds.append((current, steps, estimate(problem, state, b)))
-        taken = newton_steps(state, rows, newton_limit) if rounds[-1][2] > gap_tol and newton else 0
+        taken = newton_steps(state, rows, rows.workspace_limit) if rounds[-1][2] > gap_tol and newton else 0
         if taken:  # Z moved by the exact product of each step
             newton_count += taken
             b = bias(state, state.decision())
