@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, assume, given, settings
+from scipy.linalg import cho_factor
 from sklearn.svm import SVC
 from test_mm_soundness import adversarial_problems, assert_sound, best_reference
 
@@ -19,7 +20,7 @@ from ovn_cvx.duality import dual_value, feasible_dual
 from ovn_cvx.objective import constraint_violation
 from ovn_cvx.solvers.smo import cache
 from ovn_cvx.solvers.smo.cache import EXP_CHUNK, UNDERFLOW, KernelRows, negative_exp
-from ovn_cvx.solvers.smo.newton import newton_step
+from ovn_cvx.solvers.smo.newton import _bordered_direction, class_steps, newton_step
 from ovn_cvx.solvers.smo.selection import CONVERGED, run
 from ovn_cvx.solvers.smo.state import State
 
@@ -191,6 +192,45 @@ def test_a_newton_step_keeps_the_point_feasible_and_never_lowers_the_dual(varian
     if bias_penalty == 0.0:
         assert np.abs(masses).max() <= 1e-12 * max(1.0, np.abs(state.a).sum())
     assert dual_value(problem, feasible_dual(problem, np.abs(state.a))) >= before - 1e-12 * abs(before)
+    exact = problem.gram @ state.signed_dual(problem.n_samples)
+    assert np.abs(state.Z - exact.T).max() <= 1e-10 * max(1.0, np.abs(exact).max())
+
+
+@pytest.mark.parametrize("n_held", [0, 1, 4])
+def test_the_bordered_direction_is_the_reduced_systems(n_held):
+    """The Newton direction with some pairs held, from the whole system's factor by bordering: the direction of the
+    reduced system solved directly (u = H_FF⁻¹ v_F, w = H_FF⁻¹ 1, d = u − (1ᵀu/1ᵀw) w), 0 on the held pairs."""
+    rng = np.random.default_rng(n_held)
+    A = rng.normal(size=(12, 12))
+    H, v = A @ A.T + 0.1 * np.eye(12), rng.normal(size=12)
+    held = np.zeros(12, dtype=bool)
+    held[rng.choice(12, n_held, replace=False)] = True
+    d = _bordered_direction(cho_factor(H), v, held)
+    free = ~held
+    u, w = np.linalg.solve(H[np.ix_(free, free)], np.column_stack([v[free], np.ones(free.sum())])).T
+    assert np.allclose(d[free], u - u.sum() / w.sum() * w, rtol=1e-10, atol=1e-12)
+    assert np.all(d[held] == 0.0) and abs(d.sum()) <= 1e-12 * np.abs(d).sum()
+
+
+@pytest.mark.parametrize("duplicated", [False, True])
+def test_separate_class_steps_keep_the_point_feasible_and_z_exact(duplicated):
+    """The mass fixed (the estimator's default): each class's Newton steps alone, from a loose iterate — the box
+    holds, every class's mass stays 0, D(μ) does not decrease, Z is G M; a singular block (duplicated samples) is
+    skipped, not a failure."""
+    problem = make("SwSb", "rbf", "rest", 0.0, n_samples=80, seed=3, beta=4.0).replace(bias_penalty=0.0)
+    if duplicated:
+        problem = problem.replace(X=np.vstack([problem.X[:40], problem.X[:40]]))
+    rows = KernelRows(problem, 200.0, problem.n_classes + 2)
+    state = State.start(problem, rows)
+    assert run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, 0.3, 10**6, 0) == CONVERGED
+    state.rebuild(rows)
+    before = dual_value(problem, feasible_dual(problem, np.abs(state.a)))
+    taken = [class_steps(state, rows, k, 10**6) for k in range(problem.n_classes)]
+    assert (sum(taken) == 0) == duplicated
+    assert np.all(state.lower <= state.a) and np.all(state.a <= state.upper)
+    assert np.abs(state.masses(problem.n_classes)).max() <= 1e-12 * max(1.0, np.abs(state.a).sum())
+    after = dual_value(problem, feasible_dual(problem, np.abs(state.a)))
+    assert after >= before - 1e-12 * abs(before) and (duplicated or after > before)
     exact = problem.gram @ state.signed_dual(problem.n_samples)
     assert np.abs(state.Z - exact.T).max() <= 1e-10 * max(1.0, np.abs(exact).max())
 

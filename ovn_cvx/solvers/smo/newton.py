@@ -61,7 +61,12 @@ def _mass_change(state: State, solves) -> float:
 
 def newton_steps(state: State, rows: KernelRows, limit: int) -> int:
     """Newton steps from the iterate (Z exact), again on the classes whose step was cut at a bound (at most
-    NEWTON_STEPS in all), each class's system of at most ``limit`` free pairs; the number taken."""
+    NEWTON_STEPS in a row), each class's system of at most ``limit`` free pairs; the number taken (with the mass
+    fixed, the classes' steps summed: each class steps alone, :func:`class_steps`)."""
+    if state.scalars[1] != 0.0:
+        return 0
+    if state.mass_mode == MASS_FIXED:
+        return sum(class_steps(state, rows, k, limit) for k in range(state.bounds.size - 1))
     classes = np.ones(state.bounds.size - 1, dtype=bool)
     for taken in range(NEWTON_STEPS):
         cut = newton_step(state, rows, limit, classes)
@@ -73,13 +78,84 @@ def newton_steps(state: State, rows: KernelRows, limit: int) -> int:
     return NEWTON_STEPS
 
 
+def class_steps(state: State, rows: KernelRows, k: int, limit: int) -> int:
+    """Newton steps on class k alone (the mass fixed, P⁺ diagonal: the classes are independent), from Z exact: one
+    factorization of its free pairs' system; after a step cut where pairs reach their bounds, the next one solves
+    the system of the other pairs by bordering the same factor (the cut pairs held); the slopes and curvatures on
+    the exact kernel's block of the free pairs, and Z[k] moved once, by the exact product of the steps' sum. The
+    number of steps taken."""
+    lo, hi = state.bounds[k], state.bounds[k + 1]
+    F = lo + np.flatnonzero((state.a[lo:hi] > state.lower[lo:hi]) & (state.a[lo:hi] < state.upper[lo:hi]))
+    if F.size == 0 or F.size > limit:
+        return 0
+    c1, samples = state.scalars[0], state.sample[F]
+    system, step = rows.workspace(F.size), max(1, BLOCK_ENTRIES // F.size)
+    for start in range(0, F.size, step):
+        system[start:start + step] = rows.entries(samples[start:start + step], samples)
+    system *= c1
+    try:  # in place: the transpose of the symmetric system is the Fortran-ordered array LAPACK reads
+        factor = cho_factor(system.T, overwrite_a=True)
+    except LinAlgError:
+        return 0
+    block = BlockGram(rows)[np.ix_(samples, samples)]
+    v = state.sign[F] - c1 * state.Z[k, samples]  # the slopes (c2 = 0)
+    held, total, taken = np.zeros(F.size, dtype=bool), np.zeros(F.size), 0
+    while taken < NEWTON_STEPS:
+        d = _bordered_direction(factor, v, held)
+        g = c1 * (block @ d[:, None])[:, 0]  # H d on the exact kernel
+        slope, curvature = float(v @ d), float(d @ g)
+        if not (slope > 0.0 and curvature > 0.0):
+            break
+        moving = d != 0.0
+        a, lower, upper = state.a[F], state.lower[F], state.upper[F]
+        room = np.full(F.size, np.inf)
+        room[moving] = np.where(d[moving] > 0, upper[moving] - a[moving], lower[moving] - a[moving]) / d[moving]
+        reach = float(room.min())
+        t = min(1.0, slope / curvature, reach)
+        new = a + t * d
+        blocked = moving & (room <= t)  # on their bound exactly (the mass changes by round-off; the bound repairs it)
+        new[blocked] = np.where(d[blocked] > 0, upper[blocked], lower[blocked])
+        new = np.clip(new, lower, upper)
+        total += new - a
+        state.a[F] = new
+        v -= t * g
+        taken += 1
+        if t < reach or not blocked.any():
+            break
+        held |= blocked
+    if taken:
+        state.Z[k] += (BlockGram(rows)[np.ix_(np.arange(state.z.size), samples)] @ total[:, None])[:, 0]
+        state.z[:] = state.Z.sum(axis=0)
+    return taken
+
+
+def _bordered_direction(factor, v: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """The Newton direction of the pairs not ``held`` (0 on the held ones), its sum 0: with H the factored system,
+    u and w solve H_FF u = v_F and H_FF w = 1 on the free set F, by bordering H's factor — x = H⁻¹(r − E λ) with E
+    the held pairs' columns and λ such that x vanishes on them — and d = u − (1ᵀu/1ᵀw) w."""
+    free = ~held
+    rhs = np.column_stack([np.where(free, v, 0.0), free.astype(float)])
+    x = cho_solve(factor, rhs)
+    if held.any():
+        columns = np.zeros((v.size, int(held.sum())))
+        columns[np.flatnonzero(held), np.arange(columns.shape[1])] = 1.0
+        inverse = cho_solve(factor, columns)  # H⁻¹ E
+        x -= inverse @ np.linalg.solve(inverse[held], x[held])
+        x[held] = 0.0
+    u, w = x.T
+    w_sum = w.sum()
+    if not w_sum > 0.0:
+        return np.zeros_like(v)
+    d = u - u.sum() / w_sum * w
+    d[free] -= d.sum() / free.sum()  # 1ᵀd = 0 to round-off, whatever the solves' accuracy (the mass stays)
+    return d
+
+
 def newton_step(state: State, rows: KernelRows, limit: int, classes: np.ndarray) -> np.ndarray | None:
     """Move the iterate (Z exact) along the Newton direction of the free pairs of ``classes``: each class by its own
     step when the masses stay (the classes are then independent), else all by one. Returns the classes whose step
-    was cut at a pair's bound, or None when no step was taken (P⁺ not diagonal, no free pair, a system too large or
-    singular, no ascent)."""
-    if state.scalars[1] != 0.0:
-        return None
+    was cut at a pair's bound, or None when no step was taken (no free pair, a system too large or singular, no
+    ascent)."""
     v = state.sign - state.decision()
     free = (state.a > state.lower) & (state.a < state.upper)
     solves = _class_solves(state, rows, v, free, classes, limit) if free.any() else None
