@@ -129,7 +129,11 @@ class _Dual:
         self.rho = rho if rho is not None else max((self.c1 + self.c2) * float(self.sq[self.sample].mean()), EPS_RHO)
         mu = np.zeros(len(pairs)) if M is None else feasible_dual(problem, self.sign * M[pairs.sample, pairs.label])
         self.a = self.sign * mu
-        self.index = np.arange(len(pairs))
+        # the loop's visiting order of the samples, the pairs of each sample (CSR) and the shrinking marks
+        self.order = np.arange(problem.n_samples)
+        by_sample = np.argsort(self.sample, kind="stable")
+        self.pairs_of = (np.searchsorted(self.sample[by_sample], np.arange(problem.n_samples + 1)), by_sample)
+        self.shrunk = np.zeros(len(pairs), dtype=bool)
         self.recompute()
         if bias is None:
             top, bottom = _thresholds(self, self.values())
@@ -148,8 +152,8 @@ class _Dual:
 
     def recompute(self):
         """V, u and the class masses exactly from the dual (clearing the updates' drift)."""
-        self.V = np.ascontiguousarray(np.asarray(self.problem.X.T @ self.matrix(self.a)).T)
-        self.u = self.V.sum(axis=0)
+        self.V = np.ascontiguousarray(np.asarray(self.problem.X.T @ self.matrix(self.a)))
+        self.u = self.V.sum(axis=1, keepdims=True)
         self.masses = np.add.reduceat(self.a, self.bounds[:-1])
 
     @property
@@ -161,7 +165,7 @@ class _Dual:
 
     def weights(self) -> np.ndarray:
         """W = XᵀM P⁺ (M×K)."""
-        return (self.c1 * self.V + self.c2 * self.u).T
+        return self.c1 * self.V + self.c2 * self.u
 
     def values(self, W=None) -> np.ndarray:
         """v_p = y_p − x_{i_p}ᵀ w_{k_p} of every pair: the bias that would put it on its margin."""
@@ -172,8 +176,8 @@ class _Dual:
         gradients' span at the end, the step's largest |Δb_k|)."""
         sweeps, span = loops.coordinate_descent(
             *self.rows, self.sq, self.sample, self.label, self.sign, self.lower, self.upper, self.a, self.V, self.u,
-            self.c1, self.c2, self.bias, self.masses, self.rho, self.inv2g, self.mass_free, self.index, tol,
-            max_sweeps, seed)
+            self.c1, self.c2, self.bias, self.masses, self.rho, self.inv2g, self.mass_free, self.order, self.pairs_of,
+            self.shrunk, tol, max_sweeps, seed)
         imbalance = self.masses - self.mass
         self.bias = self.bias + self.rho * imbalance
         return sweeps, span, float(self.rho * np.abs(imbalance).max())
@@ -252,7 +256,8 @@ def _compile_time(dual: _Dual) -> float:
     start = time.perf_counter()
     loops.coordinate_descent(*dual.rows, dual.sq, dual.sample, dual.label, dual.sign, dual.lower, dual.upper,
                              dual.a, dual.V, dual.u, dual.c1, dual.c2, dual.bias, dual.masses.copy(), dual.rho,
-                             dual.inv2g, dual.mass_free, dual.index[:0].copy(), 1.0, 1, 0)
+                             dual.inv2g, dual.mass_free, dual.order[:0].copy(), dual.pairs_of, dual.shrunk, 1.0, 1,
+                             0)
     _COMPILED.append(key)
     return time.perf_counter() - start
 
