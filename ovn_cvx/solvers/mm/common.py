@@ -80,6 +80,12 @@ def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, least_squares: bool = T
         return None
 
 
+def separable(problem: Problem) -> bool:
+    """Whether the problem is K independent QPs, one per class: soft w with α = 0 (P = I) and soft b with γ = 0 (the
+    estimator's default with negatives, docs/theory.md §9.8). Its systems are then block diagonal by class."""
+    return not problem.hard_w and problem.alpha == 0 and not problem.hard_b and problem.bias_penalty == 0
+
+
 def state_objective(problem: Problem, state: "State", hinge: np.ndarray | None = None) -> float:
     """R + Σ_p c_p h_p + B at an iterate, from its own residuals: h = [r]_+ (the exact objective F) unless another
     ``hinge`` (the smoothed one of MM) is given. The reported objective is always the evaluator's."""

@@ -12,7 +12,7 @@ from scipy.linalg import lu_factor, lu_solve
 
 from ...kernels import KernelFactor
 from ...problem import Problem
-from .common import NEWTON_DAMPING, Cholesky, State, hinge_slope
+from .common import NEWTON_DAMPING, Cholesky, State, hinge_slope, separable
 
 
 def _weighted_gram(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -133,9 +133,8 @@ class PrimalStepper:
 
     @property
     def separable(self) -> bool:
-        """Whether the class blocks are independent (no coupling e: soft w with α = 0, soft b with γ = 0): the
-        problem is K separate QPs (the estimator's default with negatives, docs/theory.md §9.8)."""
-        return not self.e.any()
+        """Whether the class blocks are independent (:func:`~.common.separable`: no coupling e)."""
+        return separable(self.problem)
 
     def relax(self, new: State, old: State, t=2.0) -> State:
         """θ ← θ_old + t(θ_new − θ_old): over-relaxation (t = 2, docs/theory.md §9.7) or a line-search point; ``t``
@@ -168,15 +167,21 @@ class PrimalSystem:
         for k, H in enumerate(hessians):
             H[stepper.diag, stepper.diag] += stepper.centred
             self.blocks.append(Cholesky(H, f"MM block {k} of the majorizer"))
-            columns += self.blocks[-1].solve(units)
-        system = np.diag(stepper.free)
-        system[:, coupled] += columns * stepper.e[coupled]
-        self.coupling = lu_factor(system, check_finite=False)
+            if coupled.size:
+                columns += self.blocks[-1].solve(units)
+        # a separable problem (no coupled coordinate: q = 0) is the K block solves alone
+        self.coupling = None
+        if coupled.size:
+            system = np.diag(stepper.free)
+            system[:, coupled] += columns * stepper.e[coupled]
+            self.coupling = lu_factor(system, check_finite=False)
 
     def solve(self, g: np.ndarray) -> np.ndarray:
         """θ for the linear terms g (K×D). Block solves, not products with the inverses: the interior point's
         weights span many orders of magnitude and explicit inverses lose the digits it needs."""
         h = np.stack([block.solve(gk) for block, gk in zip(self.blocks, g)])
+        if self.coupling is None:
+            return h
         x = lu_solve(self.coupling, h.sum(axis=0), check_finite=False)
         q = self.stepper.e * x
         return np.stack([hk - block.solve(q) for block, hk in zip(self.blocks, h)])
