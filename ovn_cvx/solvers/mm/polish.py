@@ -89,6 +89,7 @@ class DensePartition:
         self.problem, self.operator, self.reference = problem, operator, reference
         self.iterate_b, self.iterate_mu = iterate_b, iterate_mu
         self.separable = separable(problem)
+        self.blocks: dict = {}  # a separable problem's solved class blocks, by the class's partition
         self.certificate: dict = {}
         self.mu = self.b = None
         self.found: tuple = ()  # (coef, b, objective) of the accepted solution
@@ -134,7 +135,7 @@ class DensePartition:
         guess = np.zeros(rhs.size)
         guess[:nS] = 0.0 if self.iterate_mu is None else self.iterate_mu[S]
         guess[nS:nS + K] = 0.0 if self.iterate_b is None else self.iterate_b
-        x = self._by_class(S, rhs, guess) if self.separable else self._solve(S, np.arange(K), rhs, guess)
+        x = self._by_class(S, sets, rhs, guess) if self.separable else self._solve(S, np.arange(K), rhs, guess)
         if x is None:
             return None
         mu[S] = x[:nS]
@@ -148,18 +149,23 @@ class DensePartition:
         return symmetric_solve(self.matrix(S, classes), rhs, least_squares=S.size <= LEAST_SQUARES_LIMIT,
                                guess=guess)
 
-    def _by_class(self, S, rhs, guess):
+    def _by_class(self, S, sets, rhs, guess):
         """The system of a separable problem, class by class: it is block diagonal (P⁺ = I, one bias equation per
         class), and K blocks of n_k + 1 cost Σ n_k³ instead of (Σ n_k)³. A singular block is solved by its least
-        change, as the whole system would be (its least-squares problem splits by block too)."""
-        nS, x = S.size, np.empty(rhs.size)
-        cuts = np.searchsorted(self.problem.pairs.label[S], np.arange(self.problem.n_classes + 1))
+        change, as the whole system would be (its least-squares problem splits by block too). A class's block
+        depends on its own pairs' partition alone: one an earlier round solved is not solved again (an active-set
+        round moves the pairs of a few classes)."""
+        problem, nS, x = self.problem, S.size, np.empty(rhs.size)
+        cuts = np.searchsorted(problem.pairs.label[S], np.arange(problem.n_classes + 1))
+        bounds = problem.pairs.class_bounds(problem.n_classes)
         for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
             rows = np.r_[lo:hi, nS + k]
-            block = self._solve(S[lo:hi], np.array([k]), rhs[rows], guess[rows])
-            if block is None:
+            key = (k, sets[bounds[k]:bounds[k + 1]].tobytes())
+            if key not in self.blocks:
+                self.blocks[key] = self._solve(S[lo:hi], np.array([k]), rhs[rows], guess[rows])
+            if self.blocks[key] is None:
                 return None
-            x[rows] = block
+            x[rows] = self.blocks[key]
         return x
 
     def offer(self, sets: np.ndarray, solution: PartitionSolution, settled: bool) -> str | None:
