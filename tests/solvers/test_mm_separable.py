@@ -3,6 +3,7 @@ block diagonal by class. The separability rule at its boundaries, the polish's p
 against the whole system and the tight CVXPY reference, its reuse of solved class blocks, and the primal system
 without its coupling pass against per-class solves by hand."""
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 import ovn_cvx
@@ -135,3 +136,25 @@ def test_default_problems_certified_against_the_reference(n_classes):
     reference = ovn_cvx.solve(problem, method="cvxpy", **TIGHT_CLARABEL)
     assert result.objective - reference.objective <= result.gap_bound + 1e-9 * abs(reference.objective)
     assert reference.objective - result.objective <= 1e-7 * abs(reference.objective)
+
+
+def test_shared_rows_only_when_every_class_pairs_with_every_sample():
+    """One-vs-rest negatives on a full label matrix: one row matrix for all classes, and the pairs' products equal
+    the per-class ones by hand; an unknown entry (0) or a sparse X leaves the per-class rows."""
+    problem = default_problem(90, n_features=4, n_classes=3, seed=8)
+    stepper = PrimalStepper(problem)
+    assert stepper.shared_rows is not None and stepper.shared_rows.shape == (90, 5)
+    pairs, rng = problem.pairs, np.random.default_rng(9)
+    theta, values = rng.normal(size=(3, 5)), rng.normal(size=len(pairs))
+    tilde = np.hstack([problem.X[pairs.sample], np.ones((len(pairs), 1))])
+    np.testing.assert_allclose(stepper.pair_values(theta), np.einsum("pd,pd->p", tilde, theta[pairs.label]),
+                               rtol=1e-12, atol=1e-12)
+    expected = np.stack([tilde[pairs.label == k].T @ values[pairs.label == k] for k in range(3)])
+    np.testing.assert_allclose(stepper.class_products(values), expected, rtol=1e-12, atol=1e-12)
+    Y = problem.Y.copy()
+    Y[5, 1] = 0  # unknown: class 1 has no pair with sample 5
+    partial = PrimalStepper(problem.replace(Y=Y))
+    assert partial.shared_rows is None
+    assert len(partial.rows[1]) == 89
+    np.testing.assert_allclose(partial.pair_values(theta)[:90], stepper.pair_values(theta)[:90], rtol=1e-12)
+    assert PrimalStepper(problem.replace(X=sp.csr_matrix(problem.X))).shared_rows is None
