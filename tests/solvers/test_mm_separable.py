@@ -2,9 +2,12 @@
 block diagonal by class. The separability rule at its boundaries, the polish's partition system class by class
 against the whole system and the tight CVXPY reference, its reuse of solved class blocks, and the primal system
 without its coupling pass against per-class solves by hand."""
+import warnings
+
 import numpy as np
-import scipy.sparse as sp
 import pytest
+import scipy.sparse as sp
+from scipy.linalg import LinAlgError, LinAlgWarning, solve
 
 import ovn_cvx
 from ovn_cvx.duality import project_hard_constraints
@@ -12,7 +15,7 @@ from ovn_cvx.objective import residuals
 from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
 from ovn_cvx.solvers.mm import forms
 from ovn_cvx.solvers.mm.active_set import IN_I, IN_S, active_set_finish, partition
-from ovn_cvx.solvers.mm.common import GramOperator, separable
+from ovn_cvx.solvers.mm.common import GramOperator, ldl_solve, separable
 from ovn_cvx.solvers.mm.polish import DensePartition
 from ovn_cvx.solvers.mm.primal import PrimalStepper, PrimalSystem
 
@@ -158,3 +161,47 @@ def test_shared_rows_only_when_every_class_pairs_with_every_sample():
     assert len(partial.rows[1]) == 89
     np.testing.assert_allclose(partial.pair_values(theta)[:90], stepper.pair_values(theta)[:90], rtol=1e-12)
     assert PrimalStepper(problem.replace(X=sp.csr_matrix(problem.X))).shared_rows is None
+
+
+def _symmetric_systems(seed, count):
+    """Random symmetric systems: indefinite, rank-deficient, graded down to 1e-17 (around the refusal threshold),
+    and the polish's saddle-point form [Q y; yᵀ 0] with Q of low rank."""
+    rng = np.random.default_rng(seed)
+    for trial in range(count):
+        n = int(rng.integers(1, 30))
+        A = rng.normal(size=(n, n))
+        A = A + A.T
+        if trial % 4 == 1:
+            U = rng.normal(size=(n, max(1, n - 2)))
+            A = U @ np.diag(rng.choice([-1.0, 1.0], U.shape[1])) @ U.T
+        elif trial % 4 == 2:
+            d = 10.0 ** rng.uniform(-17, 0, n)
+            A *= np.sqrt(np.outer(d, d))
+        elif trial % 4 == 3:
+            X, y = rng.normal(size=(n, int(rng.integers(1, 6)))), rng.choice([-1.0, 1.0], n)
+            A = np.zeros((n + 1, n + 1))
+            A[:n, :n], A[:n, -1], A[-1, :n] = (X @ X.T) * np.outer(y, y), y, y
+        yield A, rng.normal(size=A.shape[0])
+
+
+def test_ldl_solve_decides_as_scipy_solve():
+    """The direct LAPACK solve refuses exactly the systems that scipy.linalg.solve(assume_a="sym") finds singular or
+    warns about (reciprocal condition below the machine epsilon), and solves the others to the same values; both
+    kinds occur among the systems."""
+    refused = 0
+    for A, b in _symmetric_systems(10, 800):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", LinAlgWarning)
+            try:
+                expected = solve(A, b, assume_a="sym")
+            except (LinAlgError, LinAlgWarning):
+                expected = None
+        x = ldl_solve(A, b)
+        assert (x is None) == (expected is None)
+        if expected is None:
+            refused += 1
+        else:
+            np.testing.assert_allclose(x, expected, rtol=1e-8, atol=1e-8 * np.abs(expected).max())
+    assert 100 < refused < 700
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        ldl_solve(np.array([[1.0, np.nan], [np.nan, 1.0]]), np.ones(2))
