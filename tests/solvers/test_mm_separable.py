@@ -1,7 +1,8 @@
 """The estimator's default linear problem is K independent QPs (SwSb, α = 0, γ = 0): the MM solver's systems are
 block diagonal by class. The separability rule at its boundaries, the polish's partition system class by class
-against the whole system and the tight CVXPY reference, its reuse of solved class blocks, and the primal system
-without its coupling pass against per-class solves by hand."""
+against the whole system and the tight CVXPY reference, its reuse of solved class blocks, the primal system without
+its coupling pass against per-class solves by hand, the row matrix all classes share against the per-class rows, and
+the direct LDLᵀ solve against scipy.linalg.solve's decisions."""
 import warnings
 
 import numpy as np
