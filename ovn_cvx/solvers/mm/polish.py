@@ -21,7 +21,7 @@ from ...objective import objective
 from ...problem import Problem
 from .active_set import (IN_I, IN_S, IN_V, KKT_TOL, MAX_ROUNDS, PartitionSolution, active_set_finish, free_parameters,
                          partition)
-from .common import GramOperator, symmetric_solve
+from .common import GramOperator, separable, symmetric_solve
 
 #: the largest margin set whose singular partition system is solved by least squares
 LEAST_SQUARES_LIMIT = 500
@@ -88,31 +88,40 @@ class DensePartition:
                  iterate_mu: np.ndarray | None):
         self.problem, self.operator, self.reference = problem, operator, reference
         self.iterate_b, self.iterate_mu = iterate_b, iterate_mu
+        self.separable = separable(problem)
+        self.blocks: dict = {}  # a separable problem's solved class blocks, by the class's partition
         self.certificate: dict = {}
         self.mu = self.b = None
         self.found: tuple = ()  # (coef, b, objective) of the accepted solution
 
-    def system(self, S: np.ndarray, mu_V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The partition's symmetric system (matrix, right-hand side) for margin pairs ``S`` and the multipliers
-        ``mu_V`` (c_p on V, 0 elsewhere)."""
-        problem, operator = self.problem, self.operator
-        pairs, K, nS = problem.pairs, problem.n_classes, S.size
-        y, label = pairs.sign, pairs.label
+    def matrix(self, S: np.ndarray, classes: np.ndarray) -> np.ndarray:
+        """The partition system's symmetric matrix for the margin pairs ``S`` and the biases of ``classes`` (sorted,
+        the classes of S among them): every class, or one class of a separable problem."""
+        problem, pairs = self.problem, self.problem.pairs
+        nS, K, y = S.size, classes.size, pairs.sign[S]
+        column = nS + np.searchsorted(classes, pairs.label[S])
         size = nS + K + (1 if problem.hard_b else 0)
         matrix = np.zeros((size, size))
-        matrix[:nS, :nS] = operator.pair_block(S)
-        matrix[nS + label[S], np.arange(nS)] = y[S]
-        matrix[np.arange(nS), nS + label[S]] = y[S]
+        matrix[:nS, :nS] = self.operator.pair_block(S)
+        matrix[column, np.arange(nS)] = y
+        matrix[np.arange(nS), column] = y
         if problem.hard_b:
             matrix[nS:nS + K, -1] = -1.0
             matrix[-1, nS:nS + K] = -1.0  # Σb = 0, negated: the system stays symmetric
         else:
             matrix[nS:, nS:] = -2.0 * problem.bias_penalty
-        rhs = np.zeros(size)
+        return matrix
+
+    def rhs(self, S: np.ndarray, mu_V: np.ndarray) -> np.ndarray:
+        """The right-hand side (margin pairs, then every class) for margin pairs ``S`` and the multipliers ``mu_V``
+        (c_p on V, 0 elsewhere)."""
+        problem, pairs, nS, K = self.problem, self.problem.pairs, S.size, self.problem.n_classes
+        y, label = pairs.sign, pairs.label
+        rhs = np.zeros(nS + K + (1 if problem.hard_b else 0))
         # (Q_{SV} c_V): the margin pairs' decision values without bias from the V pairs alone
-        rhs[:nS] = 1.0 - y[S] * operator.apply(mu_V, pairs.sample[S])[np.arange(nS), label[S]]
+        rhs[:nS] = 1.0 - y[S] * self.operator.apply(mu_V, pairs.sample[S])[np.arange(nS), label[S]]
         rhs[nS:nS + K] = -np.bincount(label, weights=y * mu_V, minlength=K)
-        return matrix, rhs
+        return rhs
 
     def solve(self, sets: np.ndarray) -> PartitionSolution | None:
         """μ and b of the partition's system, by the least change from the iterate's when singular; None when even
@@ -122,19 +131,42 @@ class DensePartition:
         S = np.flatnonzero(sets == IN_S)
         nS = S.size
         mu = np.where(sets == IN_V, problem.cost, 0.0)
-        matrix, rhs = self.system(S, mu)
-        # least squares on a singular partition only while it is cheap: a degenerate margin set of thousands of
-        # pairs cost 1.3 s a round (scene with every non-label a negative: 35 of 47 s)
+        rhs = self.rhs(S, mu)
         guess = np.zeros(rhs.size)
         guess[:nS] = 0.0 if self.iterate_mu is None else self.iterate_mu[S]
         guess[nS:nS + K] = 0.0 if self.iterate_b is None else self.iterate_b
-        x = symmetric_solve(matrix, rhs, least_squares=nS <= LEAST_SQUARES_LIMIT, guess=guess)
+        x = self._by_class(S, sets, rhs, guess) if self.separable else self._solve(S, np.arange(K), rhs, guess)
         if x is None:
             return None
         mu[S] = x[:nS]
         self.mu, self.b = mu, x[nS:nS + K]
         F = self.operator.apply(mu) + self.b
         return PartitionSolution(mu, 1.0 - pairs.sign * F[pairs.sample, pairs.label], float(np.abs(F).max()))
+
+    def _solve(self, S, classes, rhs, guess):
+        # least squares on a singular partition only while it is cheap: a degenerate margin set of thousands of
+        # pairs cost 1.3 s a round (scene with every non-label a negative: 35 of 47 s)
+        return symmetric_solve(self.matrix(S, classes), rhs, least_squares=S.size <= LEAST_SQUARES_LIMIT,
+                               guess=guess)
+
+    def _by_class(self, S, sets, rhs, guess):
+        """The system of a separable problem, class by class: it is block diagonal (P⁺ = I, one bias equation per
+        class), and K blocks of n_k + 1 cost Σ n_k³ instead of (Σ n_k)³. A singular block is solved by its least
+        change, as the whole system would be (its least-squares problem splits by block too). A class's block
+        depends on its own pairs' partition alone: one an earlier round solved is not solved again (an active-set
+        round moves the pairs of a few classes)."""
+        problem, nS, x = self.problem, S.size, np.empty(rhs.size)
+        cuts = np.searchsorted(problem.pairs.label[S], np.arange(problem.n_classes + 1))
+        bounds = problem.pairs.class_bounds(problem.n_classes)
+        for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+            rows = np.r_[lo:hi, nS + k]
+            key = (k, sets[bounds[k]:bounds[k + 1]].tobytes())
+            if key not in self.blocks:
+                self.blocks[key] = self._solve(S[lo:hi], np.array([k]), rhs[rows], guess[rows])
+            if self.blocks[key] is None:
+                return None
+            x[rows] = self.blocks[key]
+        return x
 
     def offer(self, sets: np.ndarray, solution: PartitionSolution, settled: bool) -> str | None:
         """Record the KKT certificate; a settled solution is accepted ("certified") when its equations hold to

@@ -12,7 +12,7 @@ from scipy.linalg import lu_factor, lu_solve
 
 from ...kernels import KernelFactor
 from ...problem import Problem
-from .common import NEWTON_DAMPING, Cholesky, State, hinge_slope
+from .common import NEWTON_DAMPING, Cholesky, State, hinge_slope, separable
 
 
 def _weighted_gram(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -57,12 +57,41 @@ class PrimalStepper:
     @cached_property
     def rows(self) -> list:
         """φ̃_i = (φ_i; 1) of every pair, class by class: O(n d) memory (a sparse X: CSR, O(nnz + n)), formed at the
-        first iteration (a warm start certified at once never needs it)."""
+        first iteration (a warm start certified at once never needs it); the one :attr:`shared_rows` for every class
+        when there are such."""
         pairs = self.problem.pairs
         if sp.issparse(self.features):  # docs/theory.md §9.10
             return [sp.hstack([self.features[pairs.sample[s]], np.ones((s.stop - s.start, 1))], format="csr")
                     for s in self.slices]
+        if self.shared_rows is not None:
+            return [self.shared_rows] * self.problem.n_classes
         return [np.hstack([self.features[pairs.sample[s]], np.ones((s.stop - s.start, 1))]) for s in self.slices]
+
+    @cached_property
+    def shared_rows(self) -> np.ndarray | None:
+        """(φ_i; 1) of every sample (N×D) when every class has one pair with every sample, in sample order (dense
+        features; one-vs-rest negatives on a label matrix without unknown entries, the estimator's default): the
+        classes' rows are then this one matrix, and the pairs' products of all classes are one matrix product each
+        (measured: a quarter of an interior-point iteration on small problems went to the K products and their
+        stacking); else None."""
+        pairs, N, K = self.problem.pairs, self.problem.n_samples, self.problem.n_classes
+        if sp.issparse(self.features) or len(pairs) != N * K:
+            return None
+        if not np.array_equal(pairs.sample.reshape(K, N), np.broadcast_to(np.arange(N), (K, N))):
+            return None
+        return np.hstack([self.features, np.ones((N, 1))])
+
+    def class_products(self, values: np.ndarray) -> np.ndarray:
+        """Σ_p values_p φ̃_p over each class's pairs (K×D)."""
+        if self.shared_rows is not None:
+            return values.reshape(self.problem.n_classes, -1) @ self.shared_rows
+        return np.stack([rows.T @ values[s] for rows, s in zip(self.rows, self.slices)])
+
+    def pair_values(self, theta: np.ndarray) -> np.ndarray:
+        """θ_{k_p}ᵀ φ̃_p of every pair."""
+        if self.shared_rows is not None:
+            return (theta @ self.shared_rows.T).ravel()
+        return np.concatenate([rows @ th for rows, th in zip(self.rows, theta)])
 
     @cached_property
     def cost_gram(self) -> np.ndarray:
@@ -72,7 +101,7 @@ class PrimalStepper:
 
     def _state(self, theta: np.ndarray, u: np.ndarray | None = None) -> State:
         if u is None:
-            u = np.concatenate([rows @ th for rows, th in zip(self.rows, theta)])
+            u = self.pair_values(theta)
         return State((theta, u), 1.0 - self.sign * u, self._reg(theta), theta[:, -1].copy())
 
     def _reg(self, theta: np.ndarray) -> float:
@@ -133,9 +162,8 @@ class PrimalStepper:
 
     @property
     def separable(self) -> bool:
-        """Whether the class blocks are independent (no coupling e: soft w with α = 0, soft b with γ = 0): the
-        problem is K separate QPs (the estimator's default with negatives, docs/theory.md §9.8)."""
-        return not self.e.any()
+        """Whether the class blocks are independent (:func:`~.common.separable`: no coupling e)."""
+        return separable(self.problem)
 
     def relax(self, new: State, old: State, t=2.0) -> State:
         """θ ← θ_old + t(θ_new − θ_old): over-relaxation (t = 2, docs/theory.md §9.7) or a line-search point; ``t``
@@ -168,15 +196,21 @@ class PrimalSystem:
         for k, H in enumerate(hessians):
             H[stepper.diag, stepper.diag] += stepper.centred
             self.blocks.append(Cholesky(H, f"MM block {k} of the majorizer"))
-            columns += self.blocks[-1].solve(units)
-        system = np.diag(stepper.free)
-        system[:, coupled] += columns * stepper.e[coupled]
-        self.coupling = lu_factor(system, check_finite=False)
+            if coupled.size:
+                columns += self.blocks[-1].solve(units)
+        # a separable problem (no coupled coordinate: q = 0) is the K block solves alone
+        self.coupling = None
+        if coupled.size:
+            system = np.diag(stepper.free)
+            system[:, coupled] += columns * stepper.e[coupled]
+            self.coupling = lu_factor(system, check_finite=False)
 
     def solve(self, g: np.ndarray) -> np.ndarray:
         """θ for the linear terms g (K×D). Block solves, not products with the inverses: the interior point's
         weights span many orders of magnitude and explicit inverses lose the digits it needs."""
         h = np.stack([block.solve(gk) for block, gk in zip(self.blocks, g)])
+        if self.coupling is None:
+            return h
         x = lu_solve(self.coupling, h.sum(axis=0), check_finite=False)
         q = self.stepper.e * x
         return np.stack([hk - block.solve(q) for block, hk in zip(self.blocks, h)])
@@ -185,4 +219,4 @@ class PrimalSystem:
         """The weighted least-squares fit of the targets t_p with the weights ω of :meth:`PrimalStepper.system`."""
         st = self.stepper
         rhs = self.omega * st.sign * target
-        return st._state(self.solve(np.stack([rows.T @ rhs[s] for rows, s in zip(st.rows, st.slices)])))
+        return st._state(self.solve(st.class_products(rhs)))
