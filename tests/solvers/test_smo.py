@@ -170,11 +170,9 @@ def test_newton_steps_finish_at_the_reference_optimum(variant, bias_penalty):
     assert result.iterations < without.iterations
 
 
-@pytest.mark.parametrize("duplicated", [False, True])
-@pytest.mark.parametrize(("variant", "bias_penalty"), [("SwSb", 0.0), ("SwSb", 0.4), ("SwHb", 0.4)])
-def test_a_newton_step_keeps_the_point_feasible_and_never_lowers_the_dual(variant, bias_penalty, duplicated):
-    """From a loose iterate: the box holds, the class masses stay equal, D(μ) does not decrease (also with
-    duplicated samples, whose kernel block is singular), and the kept Z is G M."""
+def _loose_iterate(variant, bias_penalty, duplicated):
+    """(problem, rows, state, D(μ)) at a loose iterate (the loop to tolerance 0.3, Z rebuilt): the start of the
+    Newton step tests; ``duplicated`` repeats the first 40 samples (a singular kernel block)."""
     problem = make(variant, "rbf", "rest", 0.0, n_samples=80, seed=3, beta=4.0).replace(bias_penalty=bias_penalty)
     if duplicated:
         problem = problem.replace(X=np.vstack([problem.X[:40], problem.X[:40]]))
@@ -182,7 +180,15 @@ def test_a_newton_step_keeps_the_point_feasible_and_never_lowers_the_dual(varian
     state = State.start(problem, rows)
     assert run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, 0.3, 10**6, 0) == CONVERGED
     state.rebuild(rows)
-    before = dual_value(problem, feasible_dual(problem, np.abs(state.a)))
+    return problem, rows, state, dual_value(problem, feasible_dual(problem, np.abs(state.a)))
+
+
+@pytest.mark.parametrize("duplicated", [False, True])
+@pytest.mark.parametrize(("variant", "bias_penalty"), [("SwSb", 0.0), ("SwSb", 0.4), ("SwHb", 0.4)])
+def test_a_newton_step_keeps_the_point_feasible_and_never_lowers_the_dual(variant, bias_penalty, duplicated):
+    """From a loose iterate: the box holds, the class masses stay equal, D(μ) does not decrease (also with
+    duplicated samples, whose kernel block is singular), and the kept Z is G M."""
+    problem, rows, state, before = _loose_iterate(variant, bias_penalty, duplicated)
     cut = newton_step(state, rows, 10**6, np.ones(problem.n_classes, dtype=bool))
     if not duplicated:
         assert cut is not None
@@ -217,14 +223,7 @@ def test_separate_class_steps_keep_the_point_feasible_and_z_exact(duplicated):
     """The mass fixed (the estimator's default): each class's Newton steps alone, from a loose iterate — the box
     holds, every class's mass stays 0, D(μ) does not decrease, Z is G M; a singular block (duplicated samples) is
     skipped, not a failure."""
-    problem = make("SwSb", "rbf", "rest", 0.0, n_samples=80, seed=3, beta=4.0).replace(bias_penalty=0.0)
-    if duplicated:
-        problem = problem.replace(X=np.vstack([problem.X[:40], problem.X[:40]]))
-    rows = KernelRows(problem, 200.0, problem.n_classes + 2)
-    state = State.start(problem, rows)
-    assert run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, 0.3, 10**6, 0) == CONVERGED
-    state.rebuild(rows)
-    before = dual_value(problem, feasible_dual(problem, np.abs(state.a)))
+    problem, rows, state, before = _loose_iterate("SwSb", 0.0, duplicated)
     taken = [class_steps(state, rows, k, 10**6) for k in range(problem.n_classes)]
     assert (sum(taken) == 0) == duplicated
     assert np.all(state.lower <= state.a) and np.all(state.a <= state.upper)

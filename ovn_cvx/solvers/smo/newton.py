@@ -21,6 +21,19 @@ from .state import MASS_FIXED, MASS_HARD, MASS_SOFT, State
 NEWTON_STEPS = 8
 
 
+def _factor(rows: KernelRows, c1: float, samples: np.ndarray):
+    """The Cholesky factor of c1 G on ``samples``, formed by blocks in :meth:`~.cache.KernelRows.workspace` (within
+    the cache's budget); None when it is not positive definite (duplicated samples)."""
+    system, step = rows.workspace(samples.size), max(1, BLOCK_ENTRIES // samples.size)
+    for start in range(0, samples.size, step):
+        system[start:start + step] = rows.entries(samples[start:start + step], samples)
+    system *= c1
+    try:  # in place: the transpose of the symmetric system is the Fortran-ordered array LAPACK reads
+        return cho_factor(system.T, overwrite_a=True)
+    except LinAlgError:
+        return None
+
+
 def _class_solves(state: State, rows: KernelRows, v: np.ndarray, free: np.ndarray, classes: np.ndarray, limit: int):
     """Per class: (its free pairs, 1ᵀu, 1ᵀw, u, w), no pair for a class not in ``classes``; None when a class has
     more than ``limit`` free pairs or its system is not positive definite (duplicated samples)."""
@@ -32,14 +45,8 @@ def _class_solves(state: State, rows: KernelRows, v: np.ndarray, free: np.ndarra
         if F.size == 0:
             solves.append((F, 0.0, 0.0, F * 0.0, F * 0.0))
             continue
-        samples, system = state.sample[F], rows.workspace(F.size)
-        step = max(1, BLOCK_ENTRIES // F.size)
-        for start in range(0, F.size, step):
-            system[start:start + step] = rows.entries(samples[start:start + step], samples)
-        system *= c1
-        try:  # in place: the transpose of the symmetric system is the Fortran-ordered array LAPACK reads
-            factor = cho_factor(system.T, overwrite_a=True)
-        except LinAlgError:
+        factor = _factor(rows, c1, state.sample[F])
+        if factor is None:
             return None
         u, w = cho_solve(factor, np.column_stack([v[F], np.ones(F.size)])).T
         solves.append((F, float(u.sum()), float(w.sum()), u, w))
@@ -89,13 +96,8 @@ def class_steps(state: State, rows: KernelRows, k: int, limit: int) -> int:
     if F.size == 0 or F.size > limit:
         return 0
     c1, samples = state.scalars[0], state.sample[F]
-    system, step = rows.workspace(F.size), max(1, BLOCK_ENTRIES // F.size)
-    for start in range(0, F.size, step):
-        system[start:start + step] = rows.entries(samples[start:start + step], samples)
-    system *= c1
-    try:  # in place: the transpose of the symmetric system is the Fortran-ordered array LAPACK reads
-        factor = cho_factor(system.T, overwrite_a=True)
-    except LinAlgError:
+    factor = _factor(rows, c1, samples)
+    if factor is None:
         return 0
     block = BlockGram(rows)[np.ix_(samples, samples)]
     v = state.sign[F] - c1 * state.Z[k, samples]  # the slopes (c2 = 0)
