@@ -20,7 +20,7 @@ from ovn_cvx.duality import dual_value, feasible_dual
 from ovn_cvx.objective import constraint_violation
 from ovn_cvx.solvers.smo import cache
 from ovn_cvx.solvers.smo.cache import EXP_CHUNK, UNDERFLOW, KernelRows, negative_exp
-from ovn_cvx.solvers.smo.newton import _bordered_direction, class_steps, newton_step
+from ovn_cvx.solvers.smo.newton import _bordered_solve, group_steps
 from ovn_cvx.solvers.smo.selection import CONVERGED, run
 from ovn_cvx.solvers.smo.state import State
 
@@ -189,9 +189,8 @@ def test_a_newton_step_keeps_the_point_feasible_and_never_lowers_the_dual(varian
     """From a loose iterate: the box holds, the class masses stay equal, D(μ) does not decrease (also with
     duplicated samples, whose kernel block is singular), and the kept Z is G M."""
     problem, rows, state, before = _loose_iterate(variant, bias_penalty, duplicated)
-    cut = newton_step(state, rows, 10**6, np.ones(problem.n_classes, dtype=bool))
-    if not duplicated:
-        assert cut is not None
+    taken = group_steps(state, rows, list(range(problem.n_classes)), 10**8)
+    assert duplicated or taken > 0
     assert np.all(state.lower <= state.a) and np.all(state.a <= state.upper)
     masses = state.masses(problem.n_classes)
     assert np.ptp(masses) <= 1e-12 * max(1.0, np.abs(state.a).sum())
@@ -203,19 +202,19 @@ def test_a_newton_step_keeps_the_point_feasible_and_never_lowers_the_dual(varian
 
 
 @pytest.mark.parametrize("n_held", [0, 1, 4])
-def test_the_bordered_direction_is_the_reduced_systems(n_held):
-    """The Newton direction with some pairs held, from the whole system's factor by bordering: the direction of the
-    reduced system solved directly (u = H_FF⁻¹ v_F, w = H_FF⁻¹ 1, d = u − (1ᵀu/1ᵀw) w), 0 on the held pairs."""
+def test_the_bordered_solve_is_the_reduced_systems(n_held):
+    """Solves with some pairs held, from the whole system's factor by bordering: the reduced system's solutions
+    solved directly (u = H_FF⁻¹ v_F, w = H_FF⁻¹ 1), 0 on the held pairs."""
     rng = np.random.default_rng(n_held)
     A = rng.normal(size=(12, 12))
     H, v = A @ A.T + 0.1 * np.eye(12), rng.normal(size=12)
     held = np.zeros(12, dtype=bool)
     held[rng.choice(12, n_held, replace=False)] = True
-    d = _bordered_direction(cho_factor(H), v, held)
+    u, w = _bordered_solve(cho_factor(H), v, held)
     free = ~held
-    u, w = np.linalg.solve(H[np.ix_(free, free)], np.column_stack([v[free], np.ones(free.sum())])).T
-    assert np.allclose(d[free], u - u.sum() / w.sum() * w, rtol=1e-10, atol=1e-12)
-    assert np.all(d[held] == 0.0) and abs(d.sum()) <= 1e-12 * np.abs(d).sum()
+    reduced = np.linalg.solve(H[np.ix_(free, free)], np.column_stack([v[free], np.ones(free.sum())]))
+    assert np.allclose(np.column_stack([u, w])[free], reduced, rtol=1e-10, atol=1e-12)
+    assert np.all(u[held] == 0.0) and np.all(w[held] == 0.0)
 
 
 @pytest.mark.parametrize("duplicated", [False, True])
@@ -224,7 +223,7 @@ def test_separate_class_steps_keep_the_point_feasible_and_z_exact(duplicated):
     holds, every class's mass stays 0, D(μ) does not decrease, Z is G M; a singular block (duplicated samples) is
     skipped, not a failure."""
     problem, rows, state, before = _loose_iterate("SwSb", 0.0, duplicated)
-    taken = [class_steps(state, rows, k, 10**6) for k in range(problem.n_classes)]
+    taken = [group_steps(state, rows, [k], 10**8) for k in range(problem.n_classes)]
     assert (sum(taken) == 0) == duplicated
     assert np.all(state.lower <= state.a) and np.all(state.a <= state.upper)
     assert np.abs(state.masses(problem.n_classes)).max() <= 1e-12 * max(1.0, np.abs(state.a).sum())
@@ -398,13 +397,16 @@ def test_the_newton_system_stays_within_the_cache_budget():
     Y = np.where(Y == 1, 1.0, -1.0)
     problem = Problem(X, Y, "SwSb", "rbf", beta=4.0, bias_penalty=0.0)
     rows = KernelRows(problem, 5.0, problem.n_classes + 2)
-    beside = math.isqrt(int(rows.budget - rows.rows.nbytes) // 8)
-    assert rows.workspace_limit == math.isqrt(rows.rows.nbytes // 8) > beside
+    beside = int(rows.budget - rows.rows.nbytes) // 8
+    assert rows.workspace_capacity == rows.rows.nbytes // 8 > beside
     rows.prefetch(np.arange(3))
-    small = rows.workspace(beside)
-    assert small.shape == (beside, beside) and not np.shares_memory(small, rows.rows) and rows.slot_of[2] >= 0
-    large = rows.workspace(beside + 1)
-    assert large.shape == (beside + 1,) * 2 and np.shares_memory(large, rows.rows) and np.all(rows.slot_of < 0)
+    small = rows.workspaces([3, 2])
+    assert [a.shape for a in small] == [(3, 3), (2, 2)] and not np.shares_memory(small[0], rows.rows)
+    assert rows.slot_of[2] >= 0 and not np.shares_memory(small[0], small[1])
+    n = math.isqrt(beside) + 1
+    large = rows.workspaces([n, 5])
+    assert [a.shape for a in large] == [(n, n), (5, 5)] and np.all(rows.slot_of < 0)
+    assert np.shares_memory(large[0], rows.rows) and not np.shares_memory(large[0], large[1])
     ovn_cvx.solve(Problem(X[:100], Y[:100], "SwSb", "rbf"), "smo", cache_size=0.05)  # the compiled code loaded
     tracemalloc.start()
     try:

@@ -65,9 +65,9 @@ def solve_smo(problem: Problem, *, gap_tol: float = GAP_TOL, warm_start=None, **
     shrinking : bool, default=True
         libsvm's shrinking heuristic; the answer is checked on every pair either way.
     newton : bool, default=True
-        When a round ends with the bound not yet within ``gap_tol``, one Newton step on the pairs strictly inside
+        When a round ends with the bound not yet within ``gap_tol``, Newton steps on the pairs strictly inside
         their box (P⁺ diagonal: soft w with α = 0; a dense system per class, within ``cache_size``), cut to keep the
-        point dual feasible (:func:`~ovn_cvx.solvers.smo.newton.newton_step`).
+        point dual feasible (:func:`~ovn_cvx.solvers.smo.newton.newton_steps`).
     warm_start : SolveResult or array of shape (N, K), optional
         A previous result of this solver (its dual point) or a dual point M = Y ∘ μ: clipped to the box, the class
         masses equalized, and continued from (e.g. along a β or α path, for refits on the same data).

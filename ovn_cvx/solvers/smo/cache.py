@@ -285,20 +285,25 @@ class KernelRows:
         return np.abs(out) if absolute else out
 
     @property
-    def workspace_limit(self) -> int:
-        """The largest n for which :meth:`workspace` gives an n × n array: beside the cached rows within the budget,
-        or in the cached rows' own memory."""
+    def workspace_capacity(self) -> int:
+        """The most doubles :meth:`workspaces` gives: beside the cached rows within the budget, or in the cached rows'
+        own memory."""
         cached = 0 if self.kind == PRECOMPUTED else self.rows.nbytes
-        return math.isqrt(int(max(self.budget - cached, cached)) // 8)
+        return int(max(self.budget - cached, cached)) // 8
 
-    def workspace(self, n: int) -> np.ndarray:
-        """An n × n array of doubles within the cache's budget (n ≤ :attr:`workspace_limit`): a new one when it fits
-        beside the cached rows, else the rows' own memory, every cached row dropped (the steps compute again the
-        rows they read). The fit's memory stays within ``cache_size`` plus O(N·K)."""
-        if self.kind == PRECOMPUTED or self.rows.nbytes + 8 * n * n <= self.budget:
-            return np.empty((n, n))
-        self.slot_of[:], self.owner[:], self.stamp[:] = -1, -1, 0
-        return self.rows.reshape(-1).view(np.uint8)[:8 * n * n].view(np.float64).reshape(n, n)
+    def workspaces(self, sizes: list[int]) -> list[np.ndarray]:
+        """Square arrays of doubles, n × n for each n of ``sizes``, within the cache's budget (Σ n² ≤
+        :attr:`workspace_capacity`): new ones when they fit beside the cached rows, else in the rows' own memory,
+        every cached row dropped (the steps compute again the rows they read). The fit's memory stays within
+        ``cache_size`` plus O(N·K)."""
+        total = sum(n * n for n in sizes)
+        if self.kind == PRECOMPUTED or self.rows.nbytes + 8 * total <= self.budget:
+            memory = np.empty(total)
+        else:
+            self.slot_of[:], self.owner[:], self.stamp[:] = -1, -1, 0
+            memory = self.rows.reshape(-1).view(np.uint8)[:8 * total].view(np.float64)
+        ends = np.cumsum([n * n for n in sizes])
+        return [memory[end - n * n:end].reshape(n, n) for n, end in zip(sizes, ends)]
 
     def prefetch(self, samples: np.ndarray) -> None:
         """Compute and cache the rows of ``samples`` (named kernels on dense data; as many as the cache holds): a

@@ -63,7 +63,7 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
             break
         b = bias(state, state.decision())
         rounds.append((current, steps, estimate(problem, state, b)))
-        taken = newton_steps(state, rows, rows.workspace_limit) if rounds[-1][2] > gap_tol and newton else 0
+        taken = newton_steps(state, rows, rows.workspace_capacity) if rounds[-1][2] > gap_tol and newton else 0
         if taken:  # Z moved by the exact product of each step
             newton_count += taken
             b = bias(state, state.decision())
