@@ -64,7 +64,7 @@ def group_steps(state: State, rows: KernelRows, group: list[int], capacity: int)
     c1, taken = state.scalars[0], 0
     while taken < NEWTON_STEPS:
         solves = [(s, *_bordered_solve(s.factor, s.v, s.held)) for s in systems]
-        mass = _mass_change(state, [(u.sum(), w.sum()) for _, u, w in solves], any(s.F.size == 0 for s in systems))
+        mass = _mass_change(state, [(u.sum(), w.sum()) for _, u, w in solves])
         directions = [_direction(u, w, s.held, mass) for s, u, w in solves]
         products = [c1 * (s.block @ d[:, None])[:, 0] for s, d in zip(systems, directions)]  # H d, exact kernel
         slope = sum(float(s.v @ d) for s, d in zip(systems, directions))
@@ -144,10 +144,10 @@ def _bordered_solve(factor, v: np.ndarray, held: np.ndarray) -> tuple[np.ndarray
     return x[:, 0], x[:, 1]
 
 
-def _mass_change(state: State, sums: list[tuple[float, float]], stuck: bool) -> float:
-    """Δm from each class's (1ᵀu, 1ᵀw): 0 with the mass fixed (or when a class cannot move its mass: ``stuck``, no
-    free pair, or 1ᵀw ≤ 0), else the value meeting the bias condition Σ_k b_k = target(m + Δm)."""
-    if state.mass_mode == MASS_FIXED or stuck or any(not w_sum > 0.0 for _, w_sum in sums):
+def _mass_change(state: State, sums: list[tuple[float, float]]) -> float:
+    """Δm from each class's (1ᵀu, 1ᵀw): 0 with the mass fixed or when a class cannot move its mass (1ᵀw ≤ 0: no
+    free pair left, its sums are 0), else the value meeting the bias condition Σ_k b_k = target(m + Δm)."""
+    if state.mass_mode == MASS_FIXED or any(not w_sum > 0.0 for _, w_sum in sums):
         return 0.0
     ratio = sum(u_sum / w_sum for u_sum, w_sum in sums)
     weight = sum(1.0 / w_sum for _, w_sum in sums)
