@@ -57,7 +57,8 @@ FAST_SOLVERS = ("auto", "mm", "smo")
 #: descent first, for at most AUTO_DCD_ROUNDS rounds, then the MM solver from its point. Measured (one BLAS thread),
 #: against the MM solver's matrix-free form: make_sparse_multilabel (10 labels, negatives) 600 × 5 000 0.20 s / 0.38 s,
 #: 1 200 × 5 000 0.37 / 1.68 s, 3 000 × 5 000 2.0 / 9.7 s, 10 000 × 20 000 8.8 / 27.8 s; the 20 000 × 50 000 benchmark
-#: set 8.7 / 16.6 s (7 rounds); but 1 000 × 500 000 (3 000 pairs, 167 features a pair) 0.76 / 0.24 s
+#: set 6.9 / 15.1 s (8 rounds; docs/benchmarks/practical_linear.md); but 1 000 × 500 000 (3 000 pairs, 167 features
+#: a pair) 0.76 / 0.24 s
 AUTO_DCD_ROUNDS = 100
 AUTO_DCD_FEATURES = 10
 DECISION_RULES = ("auto", "paper", "cv")
