@@ -694,7 +694,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                            **options)
             if result.success or method == "smo":
                 return result
-            start = result  # "auto": the MM solver's interior point finishes what the decomposition could not prove
+            start = result  # "auto": the MM solver finishes, from this point, what the decomposition could not prove
         return solve(problem, method="mm", gap_tol=self.tol, max_iter=self.max_iter, warm_start=start)
 
     def _check_result(self, result):

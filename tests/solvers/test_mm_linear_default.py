@@ -204,6 +204,13 @@ def test_converged_classes_skip_their_weighted_products(n_features):
     omega = np.random.default_rng(4).uniform(0.1, 10.0, len(problem.pairs))
     still = np.array([False, True, False])
     H = stepper.hessians(omega, still)
+    # the stepper's own system (batched or per class) forwards ``still``: that class's block is the identity plus
+    # the regularizer's diagonal
+    g = np.random.default_rng(5).normal(size=(3, n_features + 1))
+    identity = np.eye(n_features + 1)
+    identity[stepper.diag, stepper.diag] += stepper.centred
+    np.testing.assert_allclose(stepper.system(omega, still=still).solve(g)[1], np.linalg.solve(identity, g[1]),
+                               rtol=1e-12)
     pairs, D = problem.pairs, n_features + 1
     for k in range(3):
         in_k = pairs.label == k

@@ -94,10 +94,11 @@ class BatchedSystem(PrimalSystem):
     def __init__(self, stepper, equilibrated, scale, inverse, omega):  # noqa: D107 — use :meth:`build`
         self.stepper, self.omega = stepper, omega
         self.equilibrated, self.scale = equilibrated, scale
-        Hinv_sum = np.einsum("ki,kij,kj->ij", scale, inverse, scale)
-        system = Hinv_sum * stepper.e
-        system[stepper.every, stepper.every] += stepper.free
-        self.coupling_matrix = system
+        self.coupling_matrix = None  # a separable problem (no coupled coordinate: q = 0): the block solves alone
+        if stepper.e.any():
+            system = np.einsum("ki,kij,kj->ij", scale, inverse, scale) * stepper.e
+            system[stepper.every, stepper.every] += stepper.free
+            self.coupling_matrix = system
 
     def _block_solve(self, g: np.ndarray) -> np.ndarray:
         """H_k⁻¹ g_k for every k (g: K×D)."""
@@ -105,6 +106,8 @@ class BatchedSystem(PrimalSystem):
 
     def solve(self, g: np.ndarray) -> np.ndarray:
         h = self._block_solve(g)
+        if self.coupling_matrix is None:
+            return h
         x = np.linalg.solve(self.coupling_matrix, h.sum(axis=0))
         q = self.stepper.e * x
         return h - self._block_solve(q[None, :])  # broadcast over the blocks

@@ -73,7 +73,8 @@ def ldl_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     if not (np.isfinite(matrix).all() and np.isfinite(rhs).all()):
         raise ValueError("array must not contain infs or NaNs")
     n = matrix.shape[0]
-    # matrix.T: the same symmetric matrix, already in LAPACK's column order (no copy to Fortran order)
+    # matrix.T: the same symmetric matrix, already in LAPACK's column order (dsysv copies it, without transposing:
+    # the least-squares fallback needs ``matrix`` intact)
     factor, pivots, x, info = dsysv(matrix.T, rhs, lwork=max(1, LDL_BLOCK * n))
     if info:
         return None

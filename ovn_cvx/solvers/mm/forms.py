@@ -121,7 +121,7 @@ def retry_matrix_free(problem, result: SolveResult, finish: str) -> bool:
 
 def better(retry: SolveResult, attempt: SolveResult) -> SolveResult:
     """The result with the smaller proven bound (the retry's when equal); the retry records the first attempt under
-    ``info["<form>_attempt"]`` ("pair_attempt", "matrix_free_attempt")."""
+    ``info["<form>_attempt"]`` ("pair_attempt", "primal_attempt", "matrix_free_attempt")."""
     retry.info[f"{attempt.form.replace('-', '_')}_attempt"] = {
         "relative_gap_bound": attempt.relative_gap_bound, "finish": attempt.finish, "iterations": attempt.iterations}
     return retry if retry.relative_gap_bound <= attempt.relative_gap_bound else attempt
