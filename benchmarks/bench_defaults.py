@@ -290,7 +290,8 @@ def main(argv=None) -> pd.DataFrame:
                         help="fit times: the least of this many fits of each split (with --stages: the median)")
     parser.add_argument("--out", type=Path, help="directory for bench_defaults.csv and bench_defaults.md")
     parser.add_argument("--stages", action="store_true",
-                        help="instead: the default fit's time by stage against the baseline's (seed 0, median of 3)")
+                        help="instead: the default fit's time by stage against the baseline's (seed 0, the median of "
+                             "max(repeats, 3))")
     args = parser.parse_args(argv)
     if args.stages:
         if any(kernel != "linear" for kernel in args.kernels):

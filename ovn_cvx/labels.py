@@ -87,6 +87,15 @@ def argmax_labels(F) -> np.ndarray:
     return top_label
 
 
+def rule_thresholds(F, *, top=None, gap=None) -> np.ndarray:
+    """The per-row thresholds (n×1) of the top-m rule, each row's m-th largest value (``top`` = m, or an array of m:
+    one n×1 column each), or of the score-gap rule, the row's largest value less ``gap`` (broadcast: a gap with
+    leading axes gives one n×1 column per gap) (docs/theory.md §5)."""
+    if top is not None:
+        return np.moveaxis(np.sort(F, axis=1)[:, -np.asarray(top)], 0, -1)[..., None]
+    return F.max(axis=1, keepdims=True) - gap
+
+
 def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True, top: int | None = None,
                    gap: float | None = None) -> np.ndarray:
     """docs/theory.md §5 on decision values F (n×K), as a boolean n×K label matrix, every comparison up to ``TIE_TOL``:
@@ -98,9 +107,9 @@ def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True,
     if not multilabel:
         return top_label
     if top is not None:
-        threshold = np.sort(F, axis=1)[:, -top, None]
+        threshold = rule_thresholds(F, top=top)
     elif gap is not None:
-        threshold = F.max(axis=1, keepdims=True) - gap
+        threshold = rule_thresholds(F, gap=gap)
     labels = at_least(F, threshold)  # a threshold with leading axes gives one n×K matrix per leading index
     if not fallback:
         return labels

@@ -11,7 +11,7 @@ from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 
 from ._sklearn_compat import SigmoidCalibration
-from .labels import NEVER, DecisionRule, argmax_labels, at_least, at_least_bound, is_jaccard_weight
+from .labels import NEVER, DecisionRule, argmax_labels, at_least, at_least_bound, is_jaccard_weight, rule_thresholds
 
 
 def _counts(T, P, w):
@@ -277,14 +277,12 @@ class _Search:
             values, _ = self._batch(rows, thresholds, lambda t: t[:, None, None], fallback)
             consider("global threshold", values, lambda j: DecisionRule(float(thresholds[j]), fallback=fallback))
         # the top m labels, m = 1 … (searched labels), and the labels within a gap of the row's largest value: the
-        # thresholds of predict_labels (each row's m-th largest value; its largest minus the gap), which always
-        # leave the argmax in (the fallback is moot)
-        tops = np.sort(F, axis=1)[:, ::-1][:, :labels.size].T[:, :, None]
-        values, _ = self._batch(rows, tops, lambda t: t, True)
+        # thresholds of predict_labels (rule_thresholds), which always leave the argmax in (the fallback is moot)
+        values, _ = self._batch(rows, rule_thresholds(F, top=np.arange(1, labels.size + 1)), lambda t: t, True)
         consider("top-m", values, lambda j: DecisionRule(top=j + 1))
         largest = F.max(axis=1, keepdims=True)
         gaps = _candidates((largest - searched)[searched > NEVER])[:-1]  # not the "every label" gap
-        values, _ = self._batch(rows, gaps, lambda g: largest - g[:, None, None], True)
+        values, _ = self._batch(rows, gaps, lambda g: rule_thresholds(F, gap=g[:, None, None]), True)
         consider("score-gap", values, lambda j: DecisionRule(gap=float(gaps[j])))
         if is_jaccard_weight(self.scoring) or self.scoring in ("jaccard", "hamming"):
             calibration = _platt(F, truth, labels, sample_weight)
@@ -321,7 +319,7 @@ class _Search:
         that equal predictions score bit for bit the same and ties are broken as without the screening."""
         if not isinstance(self.score_of, RowScorer):
             return self._batch(rows, trials, lambda t: t[:, None, :], fallback, label=k)
-        counts = rows.counts(trials[0], k, fallback)
+        counts = _LabelCounts(rows, trials[0], k, fallback)
         n_labels, truth_k = rows.F.shape[1], rows.truth[:, k]
         off = self.score_of.of_rows(counts.common, counts.predicted, rows.true, n_labels)
         on = self.score_of.of_rows(counts.rest_common + truth_k, counts.rest_predicted + 1, rows.true, n_labels)
@@ -345,8 +343,7 @@ class _Search:
         label_k = column
         if counts.empty is not None:  # a row with no label gets its argmax label
             empty = ~column & counts.empty
-            common = np.where(empty, rows.top_common, common)
-            predicted = np.where(empty, 1, predicted)
+            common, predicted = rows.fall_back(common, predicted, empty)
             label_k = np.where(empty, rows.top[:, k], column)
         values = self.score_of.of_counts(common, predicted, rows.true, rows.F.shape[1], rows.sample_weight)
         return values, _mean(label_k == rows.truth[:, k], rows.sample_weight)
@@ -375,14 +372,13 @@ class _Search:
         labels = at_least(rows.F, thresholds)
         common, predicted = _count(labels & rows.truth), _count(labels)
         if fallback:
-            empty = predicted == 0
-            common, predicted = np.where(empty, rows.top_common, common), np.where(empty, 1.0, predicted)
+            common, predicted = rows.fall_back(common, predicted, predicted == 0)
         return self.score_of.of_counts(common, predicted, rows.true, rows.F.shape[1], rows.sample_weight)
 
 
 class _Rows:
-    """The values F, truth and weights of a per-label threshold search with what every label's trials share: the
-    truth's size per row, the argmax labels, the normalized weights ``w``, and per label the rows sorted by f_k."""
+    """The values F, truth and weights of a rule search with what every family's trials share: the truth's size per
+    row, the argmax labels, the normalized weights ``w``, and per label the rows sorted by f_k."""
 
     def __init__(self, F, truth, sample_weight):
         self.F, self.truth, self.sample_weight = F, truth, sample_weight
@@ -391,13 +387,18 @@ class _Rows:
         self.top_common = _count(self.top & truth)
         n = F.shape[0]
         self.w = np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
-        self._order, self._sorted = {}, {}
+        self._sorted = {}
 
     def _sort(self, k):
-        if k not in self._order:
-            self._order[k] = np.argsort(self.F[:, k], kind="stable")
-            self._sorted[k] = self.F[self._order[k], k]
-        return self._order[k], self._sorted[k]
+        """(label k's row order by f_k, the sorted f_k), computed once."""
+        if k not in self._sorted:
+            order = np.argsort(self.F[:, k], kind="stable")
+            self._sorted[k] = order, self.F[order, k]
+        return self._sorted[k]
+
+    def fall_back(self, common, predicted, empty):
+        """The counts |T ∩ P| and |P| with each ``empty`` row given its argmax label (the fallback)."""
+        return np.where(empty, self.top_common, common), np.where(empty, 1, predicted)
 
     def first_at_least(self, k, thresholds) -> np.ndarray:
         """Per threshold, the position in label k's sorted rows from which f_k is at least it (``at_least``)."""
@@ -409,9 +410,6 @@ class _Rows:
         order = self._sort(k)[0]
         tail = np.cumsum((self.w[:, None] * change)[order[::-1]], axis=0)[::-1]
         return np.vstack([tail, np.zeros((1, change.shape[1]))])
-
-    def counts(self, thresholds, k, fallback) -> "_LabelCounts":
-        return _LabelCounts(self, thresholds, k, fallback)
 
 
 class _LabelCounts:
@@ -430,8 +428,7 @@ class _LabelCounts:
         self.empty = None
         if fallback:
             self.empty = self.rest_predicted == 0
-            self.common = np.where(self.empty, rows.top_common, self.rest_common)
-            self.predicted = np.where(self.empty, 1, self.rest_predicted)
+            self.common, self.predicted = rows.fall_back(self.rest_common, self.rest_predicted, self.empty)
             self.label_off = self.empty & rows.top[:, k]
 
 

@@ -143,7 +143,9 @@ def test_screened_trials_tie_bit_for_bit():
 
 
 def test_learned_rule_on_known_values_is_unchanged_by_the_weights_scale():
-    """Scaling every weight by 3 changes no weighted mean: the same rule and scores (up to round-off)."""
+    """Scaling every weight by 3 changes no weighted mean: the same rule and scores (up to round-off). Platt's
+    smoothed targets (n₊ + 1)/(n₊ + 2) do depend on the weights' scale, so the expected-score family's sigmoids move
+    (slightly); on these values its predictions, and so its score, do not."""
     rng = np.random.default_rng(2)
     F = rng.normal(size=(120, 4))
     Y = ((F + rng.normal(scale=0.7, size=F.shape)) > 0.5).astype(int)

@@ -214,26 +214,24 @@ def test_matrix_free_near_the_lower_alpha_end():
     assert_sound(ovn_cvx.solve(p, "mm", form="matrix-free"), best_reference(p))
 
 
-def _exact_dual(problem, mu):
-    """D(μ) of docs/theory.md §6 in exact rational arithmetic on the float inputs (linear problems)."""
-    K, a, pairs = problem.n_classes, Fraction(problem.alpha), problem.pairs
-    M = {}
+def _exact_dual(problem, mu, gram=None):
+    """D(μ) of docs/theory.md §6 in exact rational arithmetic on the float inputs: X's columns (linear problems) or
+    the Gram matrix ``gram`` the evaluation reads (kernel problems)."""
+    pairs, K = problem.pairs, problem.n_classes
+    M = [[Fraction(0)] * K for _ in range(problem.n_samples)]
     for p in range(len(mu)):
-        key = (int(pairs.sample[p]), int(pairs.label[p]))
-        M[key] = M.get(key, Fraction(0)) + int(pairs.sign[p]) * Fraction(mu[p])
-    quadratic = Fraction(0)
-    for column in problem.X.T:
-        q = [sum((Fraction(x) * M.get((i, k), Fraction(0)) for i, x in enumerate(column)), Fraction(0))
-             for k in range(K)]
-        total = sum(q, Fraction(0))
-        centred = sum(((v - total / K) ** 2 for v in q), Fraction(0))
-        quadratic += centred if problem.hard_w else centred / (1 - a) + total * total / (K * (1 + (K - 1) * a))
-    value = sum((Fraction(m) for m in mu), Fraction(0)) - quadratic / 2
+        M[int(pairs.sample[p])][int(pairs.label[p])] += int(pairs.sign[p]) * Fraction(mu[p])
+    if gram is None:  # Mᵀ X Xᵀ M, column by column of X
+        Q = [[Fraction(0)] * K for _ in range(K)]
+        for column in problem.X.T:
+            q = [sum((Fraction(x) * M[i][k] for i, x in enumerate(column)), Fraction(0)) for k in range(K)]
+            Q = [[Q[k][j] + q[k] * q[j] for j in range(K)] for k in range(K)]
+    else:
+        Q = _exact_gram_products(gram, M)
+    value = sum((Fraction(m) for m in mu), Fraction(0)) - _exact_quadratic(problem, Q) / 2
     if not problem.hard_b and problem.bias_penalty > 0:
-        masses = [Fraction(0)] * K
-        for p in range(len(mu)):
-            masses[int(pairs.label[p])] += int(pairs.sign[p]) * Fraction(mu[p])
-        value -= (sum(masses, Fraction(0)) / K) ** 2 / (4 * Fraction(problem.bias_penalty))
+        mass = sum((M[i][k] for i in range(len(M)) for k in range(K)), Fraction(0)) / K
+        value -= mass * mass / (4 * Fraction(problem.bias_penalty))
     return value
 
 
@@ -279,26 +277,13 @@ def _exact_gram_products(gram, M):
     return [[sum((M[i][k] * GM[i][q] for i in range(N)), Fraction(0)) for q in range(K)] for k in range(K)]
 
 
-def _exact_kernel_quadratic(problem, gram, M):
-    """tr(P⁺ Mᵀ G M) in exact rational arithmetic."""
-    K, a, Q = problem.n_classes, Fraction(problem.alpha), _exact_gram_products(gram, M)
+def _exact_quadratic(problem, Q):
+    """tr(P⁺ Q) in exact rational arithmetic for Q = Mᵀ G M (K × K)."""
+    K, a = problem.n_classes, Fraction(problem.alpha)
     trace, total = sum((Q[k][k] for k in range(K)), Fraction(0)), sum((v for row in Q for v in row), Fraction(0))
     if problem.hard_w:  # P⁺ = Π
         return trace - total / K
     return (trace - total / K) / (1 - a) + total / (K * (1 + (K - 1) * a))
-
-
-def _exact_kernel_dual(problem, gram, mu):
-    """D(μ) of docs/theory.md §6 in exact rational arithmetic, on the Gram matrix the evaluation reads."""
-    pairs, K = problem.pairs, problem.n_classes
-    M = [[Fraction(0)] * K for _ in range(problem.n_samples)]
-    for p in range(len(mu)):
-        M[int(pairs.sample[p])][int(pairs.label[p])] += int(pairs.sign[p]) * Fraction(mu[p])
-    value = sum((Fraction(m) for m in mu), Fraction(0)) - _exact_kernel_quadratic(problem, gram, M) / 2
-    if not problem.hard_b and problem.bias_penalty > 0:
-        mass = sum((M[i][k] for i in range(len(M)) for k in range(K)), Fraction(0)) / K
-        value -= mass * mass / (4 * Fraction(problem.bias_penalty))
-    return value
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "poly", "precomputed"])
@@ -333,7 +318,7 @@ def test_kernel_dual_value_never_exceeds_the_exact_dual(kernel, by_blocks):
             gram = problem.gram
         mu = feasible_dual(problem, rng.uniform(0, 1, len(problem.cost)) * problem.cost * (rng.uniform(size=len(
             problem.cost)) < 0.7))
-        exact, computed = _exact_kernel_dual(problem, gram, mu), Fraction(dual_value(evaluated, mu))
+        exact, computed = _exact_dual(problem, mu, gram), Fraction(dual_value(evaluated, mu))
         assert computed <= exact, trial
         assert float(exact - computed) <= 1e-10 * max(1.0, abs(float(exact))), trial
 
