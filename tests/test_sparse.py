@@ -376,7 +376,17 @@ def test_auto_on_sparse_wide_data_starts_with_the_dual_coordinate_descent(sparse
     X, Y, reference = sparse_wide
     if rounds is not None:
         monkeypatch.setattr(estimator, "AUTO_DCD_ROUNDS", rounds)
+    calls, solve = [], estimator.solve
+
+    def recording(problem, method, **options):
+        calls.append((method, options.get("warm_start"), solve(problem, method=method, **options)))
+        return calls[-1][2]
+
+    monkeypatch.setattr(estimator, "solve", recording)
     result = OvNClassifier(decision_rule="paper").fit(X, Y).result_
+    assert [method for method, _, _ in calls] == (["smo"] if rounds is None else ["smo", "mm"])
+    if rounds is not None:  # the MM solver starts from the unproven dual coordinate descent's point
+        assert not calls[0][2].success and calls[1][1] is calls[0][2]
     assert result.success and result.method == ("smo" if rounds is None else "mm")
     assert result.form == "dcd" if rounds is None else result.form != "dcd"
     assert result.objective == pytest.approx(reference.objective, rel=1e-6)
