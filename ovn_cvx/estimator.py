@@ -30,7 +30,7 @@ from ._validation import check_no_dates, check_number, naming
 from .exceptions import DegenerateLabelWarning
 from .kernels import KMeansNystroem, kernel_matrix, resolve_gamma, validate_kernel
 from .labels import NEVER, TIE_TOL, DecisionRule, membership, predict_labels, reject_label_sets
-from .objective import residuals, training_decision
+from .objective import pair_residuals, training_decision
 from .problem import VARIANTS, Problem, alpha_interval
 from .rules import CALIBRATIONS, SCORERS, SELECTIONS, fit_calibrator, learn_rule
 from .solve import solve
@@ -563,9 +563,12 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         """The fitted attributes of the solution: support, degenerate labels, coef_ (linear), the slim result."""
         self._check_result(result)
         self._say(f"solve: {_solve_summary(result, self.tol)}")
-        self.degenerate_labels_ = self._degenerate_labels(result)
+        # the training decision values once, for both (with an exact kernel each product is an N×N kernel pass:
+        # measured, two of them were 15% of a default RBF fit on emotions)
+        F = training_decision(result.problem, result.coef, result.b)
+        self.degenerate_labels_ = self._degenerate_labels(result, F)
         self.n_iter_ = result.iterations
-        self._set_support(result)
+        self._set_support(result, F)
         if result.problem.is_kernel or feature_map is not None:
             for stale in ("coef_", "intercept_"):  # from an earlier linear fit
                 self.__dict__.pop(stale, None)
@@ -711,10 +714,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn(f"{where} did not reach the requested accuracy (status {result.status!r}, "
                           f"{result.iterations} iterations): {hint}", ConvergenceWarning, stacklevel=3)
 
-    def _degenerate_labels(self, result):
-        """The fitted columns with constant training decision values (w_k ≈ 0), with a warning that says what they
+    def _degenerate_labels(self, result, F):
+        """The fitted columns with constant training decision values F (w_k ≈ 0), with a warning that says what they
         do to predictions."""
-        F = training_decision(result.problem, result.coef, result.b)
         spread = np.ptp(F, axis=0)
         constant = spread <= TRIVIAL_SPREAD
         if constant.all():
@@ -736,10 +738,11 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                           stacklevel=4)
         return self.fitted_labels_[constant]
 
-    def _set_support(self, result):
+    def _set_support(self, result, F):
+        """``support_`` and ``n_support_``: the pairs on or inside the margin by the training decision values F."""
         problem = result.problem
         pairs = problem.pairs
-        support = residuals(problem, result.coef, result.b) >= -SUPPORT_TOL
+        support = pair_residuals(problem, F) >= -SUPPORT_TOL
         # pairs are class-major, so the support samples come out class by class
         self.support_ = self._train_index[pairs.sample[support]]
         self.n_support_ = np.zeros(self.classes_.size, dtype=np.int32)

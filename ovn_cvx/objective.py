@@ -82,7 +82,12 @@ def residuals(problem: Problem, coef, b) -> np.ndarray:
     >>> r.shape, float(r.max())                     # one residual per pair, all 1 at zero
     ((30,), 1.0)
     """
-    F = training_decision(problem, coef, b)
+    return pair_residuals(problem, training_decision(problem, coef, b))
+
+
+def pair_residuals(problem: Problem, F: np.ndarray) -> np.ndarray:
+    """r_p = 1 − y_p F[i_p, k_p] from the training decision values F (N×K) of :func:`training_decision`: the
+    residuals without a second product with X or the kernel when the caller holds F."""
     pairs = problem.pairs
     return 1.0 - pairs.sign * F[pairs.sample, pairs.label]
 
