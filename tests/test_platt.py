@@ -144,26 +144,32 @@ def test_fit_calibrators_fit_each_column_on_its_known_values(weighted):
         np.testing.assert_array_equal(isotonic.predict(grid), theirs.predict(grid))
 
 
-@pytest.mark.parametrize("binary", [False, True])
-def test_predict_proba_is_scikit_learns_sigmoid_on_out_of_fold_values(multiclass_data, binary):
+@pytest.mark.degenerate_labels  # a fold of the multilabel data
+@pytest.mark.parametrize("kind", ["multiclass", "binary", "multilabel"])
+def test_predict_proba_is_scikit_learns_sigmoid_on_out_of_fold_values(multiclass_data, multilabel_data, kind):
     """The estimator's probabilities rebuilt independently: the out-of-fold decision values of its internal folds,
-    scikit-learn's sigmoid per class, normalized over the classes (binary: one sigmoid on the decision function)."""
-    X, Y = multiclass_data
-    y = np.argmax(Y, axis=1)
-    if binary:
-        X, y = X[y < 2], y[y < 2]
-    w = np.random.default_rng(1).uniform(0.5, 2.0, size=y.size)
+    scikit-learn's sigmoid per label (multiclass: normalized over the classes; binary: one sigmoid on the decision
+    function, P(class 1))."""
+    if kind == "multilabel":
+        X, y, w = multilabel_data
+        member = y == 1
+    else:
+        X, Y = multiclass_data
+        y = np.argmax(Y, axis=1)
+        X, y = (X[y < 2], y[y < 2]) if kind == "binary" else (X, y)
+        w = np.random.default_rng(1).uniform(0.5, 2.0, size=y.size)
+        member = (y == 1)[:, None] if kind == "binary" else y[:, None] == np.arange(3)
     est = OvNClassifier(probability=True).fit(X, y, sample_weight=w)
     fold_model = OvNClassifier()
-    values = np.zeros((y.size, 1 if binary else 3))
+    values = np.zeros(member.shape)
     for train, test in KFold(3, shuffle=True, random_state=0).split(X, y):
-        F = fold_model.fit(X[train], y[train], sample_weight=w[train]).decision_function(X[test])
-        values[test] = F[:, None] if binary else F
-    G = est.decision_function(X)
-    G = G[:, None] if binary else G
-    classes = [1] if binary else range(3)
-    P = np.column_stack([_SigmoidCalibration().fit(values[:, j], y == k, w).predict(G[:, j])
-                         for j, k in enumerate(classes)])
-    P = np.column_stack([1 - P[:, 0], P[:, 0]]) if binary else P / P.sum(axis=1, keepdims=True)
+        values[test] = fold_model.fit(X[train], y[train], sample_weight=w[train]).decision_function(X[test]) \
+            .reshape(test.size, -1)
+    G = est.decision_function(X).reshape(X.shape[0], -1)
+    P = np.column_stack([_SigmoidCalibration().fit(values[:, k], member[:, k], w).predict(G[:, k])
+                         for k in range(member.shape[1])])
+    P = {"multiclass": P / P.sum(axis=1, keepdims=True), "binary": np.column_stack([1 - P, P]),
+         "multilabel": P}[kind]
     np.testing.assert_allclose(est.predict_proba(X), P, rtol=0, atol=PLATT_ATOL)
+    assert len(est.calibrators_) == (1 if kind == "binary" else member.shape[1])
     assert all(isinstance(model, PlattSigmoid) for model in est.calibrators_)
