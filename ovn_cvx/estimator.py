@@ -275,7 +275,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         ``rule_selection`` compared (held-out for "cv", else its best rule's on all out-of-fold values).
     calibrators_ : list
         ``probability=True`` only: the fitted calibrator of each fitted label (binary: one, of class 1): a
-        :class:`ovn_cvx.rules.PlattSigmoid` (``a_``, ``b_``) or an ``IsotonicRegression``.
+        ``ovn_cvx.rules.PlattSigmoid`` (``a_``, ``b_``) or an ``IsotonicRegression``.
 
     Notes
     -----
