@@ -560,6 +560,8 @@ def fit_calibrators(F, member, sample_weight=None, method: str = "sigmoid") -> l
     """One calibrator ``method`` of ``member[:, k]`` (boolean) on the decision values ``F[:, k]`` per column k, fitted
     on the known values (a fold that left the label out of its fit has NEVER there): :class:`PlattSigmoid` (all
     columns in one :func:`platt_sigmoids` fit) or scikit-learn's ``IsotonicRegression``."""
+    if method not in CALIBRATIONS:
+        raise ValueError(f"method must be one of {CALIBRATIONS}; got {method!r}")
     F, member = np.asarray(F, dtype=np.float64), np.asarray(member, dtype=bool)
     if method == "sigmoid":
         return [PlattSigmoid(float(a), float(b)) for a, b in zip(*platt_sigmoids(F, member, sample_weight))]

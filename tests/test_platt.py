@@ -142,6 +142,8 @@ def test_fit_calibrators_fit_each_column_on_its_known_values(weighted):
             F[known, k], member[known, k], sample_weight=None if w is None else w[known])
         grid = np.linspace(-3.0, 3.0, 13) * np.abs(F[known, k]).max()
         np.testing.assert_array_equal(isotonic.predict(grid), theirs.predict(grid))
+    with pytest.raises(ValueError, match="method must be one of.*'platt'"):
+        fit_calibrators(F, member, w, "platt")
 
 
 @pytest.mark.degenerate_labels  # a fold of the multilabel data
