@@ -32,7 +32,7 @@ from .kernels import KMeansNystroem, kernel_matrix, resolve_gamma, validate_kern
 from .labels import NEVER, TIE_TOL, DecisionRule, membership, predict_labels, reject_label_sets
 from .objective import pair_residuals, training_decision
 from .problem import VARIANTS, Problem, alpha_interval
-from .rules import CALIBRATIONS, SCORERS, SELECTIONS, fit_calibrator, learn_rule
+from .rules import CALIBRATIONS, SCORERS, SELECTIONS, fit_calibrators, learn_rule
 from .solve import solve
 from .solvers.mm.forms import sparse_and_wide
 
@@ -196,7 +196,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     probability : bool, default=False
         Enable ``predict_proba``: ``fit`` calibrates the out-of-fold decision values of ``rule_cv`` per label.
     calibration : {"sigmoid", "isotonic"}, default="sigmoid"
-        Platt's sigmoid or isotonic regression (scikit-learn's, as in ``CalibratedClassifierCV``).
+        Platt's sigmoid (the fit of scikit-learn's ``CalibratedClassifierCV(method="sigmoid")``) or scikit-learn's
+        isotonic regression.
     cache_size : float, default=200.0
         The dual decomposition's kernel row cache, in MB (as ``SVC``'s; one row serves every label). When it cannot
         hold every row in double precision, rows are kept in single precision and only where the steps read them
@@ -273,7 +274,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         ``decision_rule="cv"`` with an indicator matrix only: the score of each family of rules that
         ``rule_selection`` compared (held-out for "cv", else its best rule's on all out-of-fold values).
     calibrators_ : list
-        ``probability=True`` only: the fitted calibrator of each fitted label (binary: one, of class 1).
+        ``probability=True`` only: the fitted calibrator of each fitted label (binary: one, of class 1): a
+        ``ovn_cvx.rules.PlattSigmoid`` (``a_``, ``b_``) or an ``IsotonicRegression``.
 
     Notes
     -----
@@ -621,15 +623,14 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         return F, fold_of
 
     def _calibrate(self, F, Y, sample_weight):
-        """``calibrators_``: Platt's sigmoid or isotonic regression (scikit-learn's) of membership on the out-of-fold
-        decision values, one per fitted label (binary: one, on (f_2 − f_1)/2)."""
-        def calibrator(values, member):
-            return fit_calibrator(values, member, sample_weight, self.calibration)
-
+        """``calibrators_``: Platt's sigmoid (``rules.PlattSigmoid``, all labels in one fit) or scikit-learn's isotonic
+        regression of membership on the out-of-fold decision values, one per fitted label (binary: one, on
+        (f_2 − f_1)/2)."""
         if self._binary:
-            self.calibrators_ = [calibrator(0.5 * (F[:, 1] - F[:, 0]), Y[:, 1] == 1)]
+            values, member = 0.5 * (F[:, [1]] - F[:, [0]]), Y[:, [1]] == 1
         else:
-            self.calibrators_ = [calibrator(F[:, k], Y[:, k] == 1) for k in self.fitted_labels_]
+            values, member = F[:, self.fitted_labels_], Y[:, self.fitted_labels_] == 1
+        self.calibrators_ = fit_calibrators(values, member, sample_weight, self.calibration)
 
     @property
     def _precomputed(self):

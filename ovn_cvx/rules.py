@@ -4,13 +4,14 @@ values in ``OvNClassifier(decision_rule="cv")``, the multilabel analogue of scik
 candidate only applies it to the given values (no model is refitted)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 
-from ._sklearn_compat import SigmoidCalibration
 from .labels import NEVER, DecisionRule, argmax_labels, at_least, at_least_bound, is_jaccard_weight, rule_thresholds
 
 
@@ -446,81 +447,131 @@ def _platt(F, truth, labels, sample_weight) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: ``platt_sigmoids``: a label's fit is done when the largest component of its log-loss gradient (on the scaled
-#: values) is at most this; scikit-learn's L-BFGS stops at 1e-6 of the same gradient, so a Newton fit that does not
-#: get there is handed to scikit-learn's calibrator
+#: values) is at most this (scikit-learn's L-BFGS stops at 1e-6 of the same gradient)
 PLATT_GTOL = 1e-9
+
+
+def _platt_done(ga, gb) -> np.ndarray:
+    """Whether Platt's fits with log-loss gradient (ga, gb) are done (a NaN gradient is not)."""
+    return (np.abs(ga) <= PLATT_GTOL) & (np.abs(gb) <= PLATT_GTOL)
+
+
+def _platt_loss(z, w, target):
+    """Platt's objective Σ w (−t log P − (1 − t) log(1 − P)), P = σ(−z), per column of z = a f + b."""
+    return (w * (np.logaddexp(0.0, z) - (1.0 - target) * z)).sum(axis=0)
+
+
+def _platt_residual(z, w, target):
+    """The derivative of Platt's objective in z per value, w (t − P), and P = σ(−z)."""
+    p = expit(-z)
+    return w * (target - p), p
+
+
+def _platt_lbfgs(a, b, f, w, target) -> tuple[float, float]:
+    """(a, b) of one column's Platt fit by scipy's L-BFGS from (a, b): the finish of a column Newton's method did not
+    bring to ``PLATT_GTOL``."""
+    def loss_and_gradient(ab):
+        z = ab[0] * f + ab[1]
+        r, _ = _platt_residual(z, w, target)
+        return _platt_loss(z, w, target), np.array([r @ f, r.sum()])
+
+    return tuple(minimize(loss_and_gradient, np.array([a, b]), jac=True, method="L-BFGS-B",
+                          options={"gtol": PLATT_GTOL, "ftol": 64 * np.finfo(float).eps}).x)
 
 
 def platt_sigmoids(F, member, sample_weight=None, *, max_iter: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """(A, B) of Platt's sigmoid P(member | f) = 1 / (1 + exp(A_k f + B_k)) of every column k of the decision values
-    F (n×L) against the boolean ``member`` (n×L), fitted on each column's known values (not ``NEVER``): the fit of
-    scikit-learn's ``CalibratedClassifierCV(method="sigmoid")`` (Platt's smoothed targets (n₊ + 1)/(n₊ + 2) and
-    1/(n₋ + 2), values scaled by their largest size when that is 30 or more), minimized for all columns at once by
-    Newton's method with a backtracking line search (Platt's problem in Lin, Lin & Weng's form: a 2×2 system per
-    column) instead of one L-BFGS fit per column. A column whose Newton fit does not reach ``PLATT_GTOL`` is fitted by
-    scikit-learn's calibrator (``fit_calibrator``)."""
+    F (n×L) against the boolean ``member`` (n×L), fitted on each column's known values (not ``NEVER``).
+
+    The fit of scikit-learn's ``CalibratedClassifierCV(method="sigmoid")``: Platt's smoothed targets
+    (n₊ + 1)/(n₊ + 2) and 1/(n₋ + 2) (weighted counts), values scaled by their largest size when that is 30 or more,
+    the start A = 0, B = log((n₋ + 1)/(n₊ + 1)). It is minimized for all columns at once by Newton's method with a
+    backtracking line search (Platt's problem in Lin, Lin & Weng's form: a 2×2 system per column); a column stops
+    when its gradient is within ``PLATT_GTOL``, and a column that does not get there in ``max_iter`` iterations is
+    finished by scipy's L-BFGS on the same objective."""
     F = np.asarray(F, dtype=np.float64)
     member = np.asarray(member, dtype=bool)
     known = F > NEVER
     w = known * (1.0 if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)[:, None])
     largest = np.abs(np.where(known, F, 0.0)).max(axis=0, initial=0.0)
-    scale = np.where(largest >= 30.0, largest, 1.0)
+    scale = np.where(largest >= 30.0, largest, 1.0)  # large values scaled into range, as scikit-learn does
     f = np.where(known, F, 0.0) / scale
     positives = (w * member).sum(axis=0)
     negatives = w.sum(axis=0) - positives
     target = np.where(member, (positives + 1.0) / (positives + 2.0), 1.0 / (negatives + 2.0))
     a, b = np.zeros(F.shape[1]), np.log((negatives + 1.0) / (positives + 1.0))
-
-    def loss(a, b):  # Σ w (−t log P − (1 − t) log(1 − P)) per column, P = σ(−z), z = a f + b
-        z = a * f + b
-        return (w * (np.logaddexp(0.0, z) - (1.0 - target) * z)).sum(axis=0)
-
-    current = loss(a, b)
-    for _ in range(max_iter):
-        p = expit(-(a * f + b))
-        r, h = w * (target - p), w * p * (1.0 - p)  # d loss / dz and d² loss / dz² per value
+    current = _platt_loss(a * f + b, w, target)
+    for iteration in range(max_iter + 1):
+        r, p = _platt_residual(a * f + b, w, target)
         ga, gb = (r * f).sum(axis=0), r.sum(axis=0)
-        if max(np.abs(ga).max(initial=0.0), np.abs(gb).max(initial=0.0)) <= PLATT_GTOL:
+        done = _platt_done(ga, gb)
+        if done.all() or iteration == max_iter:
             break
         # Newton's direction from the 2×2 Hessian, with Lin, Lin & Weng's 1e-12 ridge (a column of constant values
-        # has a singular Hessian: the ridge gives the least-change step, as a gradient method takes)
+        # has a singular Hessian: the ridge gives the least-change step, as a gradient method takes); a done
+        # column stays where it is
+        h = w * p * (1.0 - p)  # d² loss / dz² per value
         haa, hab, hbb = (h * f * f).sum(axis=0) + 1e-12, (h * f).sum(axis=0), h.sum(axis=0) + 1e-12
         det = haa * hbb - hab * hab
-        da, db = -(hbb * ga - hab * gb) / det, -(haa * gb - hab * ga) / det
+        da = np.where(done, 0.0, -(hbb * ga - hab * gb) / det)
+        db = np.where(done, 0.0, -(haa * gb - hab * ga) / det)
         step, accepted = np.ones_like(a), np.zeros(a.size, dtype=bool)
         slope = ga * da + gb * db
         for _ in range(40):  # halve each column's step until the loss falls enough (Armijo; near the minimum
             # the fall is below the loss's round-off, which is allowed)
-            trial = loss(a + step * da, b + step * db)
+            trial = _platt_loss((a + step * da) * f + (b + step * db), w, target)
             accepted |= trial <= current + 1e-4 * step * slope + 1e-13 * np.abs(current)
             if accepted.all():
                 break
             step = np.where(accepted, step, 0.5 * step)
         a, b = np.where(accepted, a + step * da, a), np.where(accepted, b + step * db, b)
         current = np.where(accepted, trial, current)
-    p = expit(-(a * f + b))
-    r = w * (target - p)
-    done = np.isfinite(a) & np.isfinite(b) & (np.abs((r * f).sum(axis=0)) <= PLATT_GTOL) \
-        & (np.abs(r.sum(axis=0)) <= PLATT_GTOL)
-    a = a / scale
     for k in np.flatnonzero(~done):
-        model = fit_calibrator(F[:, k], member[:, k], sample_weight)
-        a[k], b[k] = model.a_, model.b_
-    return a, b
+        a[k], b[k] = _platt_lbfgs(a[k], b[k], f[:, k], w[:, k], target[:, k])
+    return a / scale, b
+
+
+@dataclass(frozen=True)
+class PlattSigmoid:
+    """Platt's sigmoid P(member | f) = 1 / (1 + exp(a_ f + b_)) of decision values f, as fitted by
+    :func:`platt_sigmoids`: the calibrator of ``OvNClassifier(calibration="sigmoid")``.
+
+    Attributes
+    ----------
+    a_ : float
+        The slope (negative when larger values mean membership).
+    b_ : float
+        The intercept.
+    """
+
+    a_: float
+    b_: float
+
+    def predict(self, values) -> np.ndarray:
+        """P(member | f) of the decision values ``values``."""
+        return expit(-(self.a_ * np.asarray(values, dtype=np.float64) + self.b_))
 
 
 #: the calibrations of membership on decision values: Platt's sigmoid and isotonic regression (scikit-learn's)
 CALIBRATIONS = ("sigmoid", "isotonic")
 
 
-def fit_calibrator(values, member, sample_weight=None, method: str = "sigmoid"):
-    """scikit-learn's calibrator ``method`` of ``member`` (boolean) on the decision values ``values``, fitted on
-    the known ones (a fold that left the label out of its fit has NEVER there)."""
-    known = values > NEVER
-    model = SigmoidCalibration() if method == "sigmoid" else \
-        IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
-    return model.fit(values[known], np.asarray(member[known], dtype=np.float64),
-                     sample_weight=None if sample_weight is None else sample_weight[known])
+def fit_calibrators(F, member, sample_weight=None, method: str = "sigmoid") -> list:
+    """One calibrator ``method`` of ``member[:, k]`` (boolean) on the decision values ``F[:, k]`` per column k, fitted
+    on the known values (a fold that left the label out of its fit has NEVER there): :class:`PlattSigmoid` (all
+    columns in one :func:`platt_sigmoids` fit) or scikit-learn's ``IsotonicRegression``."""
+    if method not in CALIBRATIONS:
+        raise ValueError(f"method must be one of {CALIBRATIONS}; got {method!r}")
+    F, member = np.asarray(F, dtype=np.float64), np.asarray(member, dtype=bool)
+    if method == "sigmoid":
+        return [PlattSigmoid(float(a), float(b)) for a, b in zip(*platt_sigmoids(F, member, sample_weight))]
+    calibrators = []
+    for values, truth in zip(F.T, member.T):
+        known = values > NEVER
+        calibrators.append(IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(
+            values[known], truth[known].astype(np.float64),
+            sample_weight=None if sample_weight is None else sample_weight[known]))
+    return calibrators
 
 
 def _one_standard_error(best, winner, score_of, F, truth, folds, sample_weight) -> str:

@@ -6,13 +6,12 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.calibration import _SigmoidCalibration
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import InvalidParameterError
 
 import ovn_cvx
 from ovn_cvx import OvNClassifier, Problem
-from ovn_cvx._sklearn_compat import PlattSigmoid, _own_fit_context
+from ovn_cvx._sklearn_compat import _own_fit_context
 from ovn_cvx.estimator import AUTO_BETA, kernel_scale
 from ovn_cvx.exceptions import DegenerateLabelWarning
 from ovn_cvx.labels import DecisionRule, UTILITIES, expected_best_labels, utility_function
@@ -351,18 +350,6 @@ def test_degenerate_label_warning_names_the_fix():
 
 
 # --- the compatibility module ---------------------------------------------------------------------
-@pytest.mark.parametrize("scale", [1.0, 100.0])
-@pytest.mark.parametrize("weighted", [False, True])
-def test_platt_sigmoid_equals_scikit_learns(scale, weighted):
-    rng = np.random.default_rng(4)
-    f = scale * rng.normal(size=300)
-    y = rng.random(300) < 1.0 / (1.0 + np.exp(-2.0 * f / scale))
-    w = rng.random(300) if weighted else None
-    ours, theirs = PlattSigmoid().fit(f, y, w), _SigmoidCalibration().fit(f, y, w)
-    assert (ours.a_, ours.b_) == pytest.approx((theirs.a_, theirs.b_), rel=1e-6, abs=1e-9)
-    np.testing.assert_allclose(ours.predict(f), theirs.predict(f), atol=1e-9)
-
-
 def test_own_fit_context_checks_the_parameters_first():
     class Model(OvNClassifier):
         @_own_fit_context(prefer_skip_nested_validation=True)

@@ -1,82 +1,11 @@
-"""The learned rule's search, made fast without changing its answer: Platt's sigmoids of all labels in one batched
-Newton fit (against scikit-learn's calibrator), the per-label threshold trials screened from sorted cumulative row
-scores (against the full predictions, bit for bit where ties are decided), and the row counts and weighted means
-(against numpy's)."""
+"""The learned rule's search, made fast without changing its answer: the per-label threshold trials screened from
+sorted cumulative row scores (against the full predictions, bit for bit where ties are decided), and the row counts
+and weighted means (against numpy's). Platt's sigmoids of the expected-score rule: tests/test_platt.py."""
 import numpy as np
 import pytest
-from scipy.special import expit
-from sklearn.calibration import _SigmoidCalibration
 
 from ovn_cvx.labels import NEVER, DecisionRule
-from ovn_cvx.rules import (PLATT_GTOL, _candidates, _count, _mean, _Rows, _Search, fit_calibrator, learn_rule,
-                           platt_sigmoids, scorer)
-
-#: the agreement of the batched fit's probabilities with scikit-learn's: its L-BFGS stops at a gradient of 1e-6
-PLATT_ATOL = 1e-6
-
-
-def _log_loss(a, b, f, member, w):
-    """Platt's objective (the smoothed targets' log-loss) of the sigmoid (a, b) on one column's known values."""
-    positives, negatives = w @ member, w @ ~member
-    target = np.where(member, (positives + 1) / (positives + 2), 1 / (negatives + 2))
-    z = a * f + b
-    return w @ (np.logaddexp(0.0, z) - (1.0 - target) * z)
-
-
-def _columns():
-    """Decision values of five labels: ordinary, large (scaled by the fit), a label left out of a fold (NEVER on a
-    third of the rows), constant (a degenerate label: singular Hessian), and separable (the smoothed targets keep
-    the optimum finite)."""
-    rng = np.random.default_rng(3)
-    n = 240
-    F = rng.normal(size=(n, 5))
-    member = rng.random((n, 5)) < expit(2.0 * F)
-    F[:, 1] *= 100.0
-    F[: n // 3, 2] = NEVER
-    F[:, 3] = 0.7
-    member[:, 4] = F[:, 4] > 0.2
-    return F, member, rng.uniform(0.2, 3.0, size=n)
-
-
-@pytest.mark.parametrize("weighted", [False, True])
-def test_platt_sigmoids_equal_scikit_learns(weighted):
-    F, member, w = _columns()
-    w = w if weighted else None
-    A, B = platt_sigmoids(F, member, w)
-    for k in range(F.shape[1]):
-        theirs = _SigmoidCalibration().fit(F[F[:, k] > NEVER, k], member[F[:, k] > NEVER, k],
-                                           None if w is None else w[F[:, k] > NEVER])
-        known = F[:, k] > NEVER
-        f = F[known, k]
-        np.testing.assert_allclose(expit(-(A[k] * f + B[k])), theirs.predict(f), rtol=0, atol=PLATT_ATOL)
-        # the batched Newton fit reaches the minimum at least as closely as scikit-learn's L-BFGS
-        weights = np.ones(known.sum()) if w is None else w[known]
-        ours_loss = _log_loss(A[k], B[k], f, member[known, k], weights)
-        assert ours_loss <= _log_loss(theirs.a_, theirs.b_, f, member[known, k], weights) + 1e-9
-
-
-def test_platt_sigmoids_hand_an_unfinished_fit_to_scikit_learn():
-    """A column whose Newton fit does not reach PLATT_GTOL (here: no iteration at all) gets scikit-learn's fit, the
-    same numbers; one Newton iteration is not enough on these columns, fifty are."""
-    F, member, w = _columns()
-    A, B = platt_sigmoids(F, member, w, max_iter=0)
-    for k in range(F.shape[1]):
-        theirs = fit_calibrator(F[:, k], member[:, k], w)
-        assert (A[k], B[k]) == (theirs.a_, theirs.b_)
-    calls = []
-
-    def spy(*args, **kwargs):
-        calls.append(1)
-        return fit_calibrator(*args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("ovn_cvx.rules.fit_calibrator", spy)
-        platt_sigmoids(F, member, w, max_iter=1)
-        assert len(calls) > 0
-        calls.clear()
-        platt_sigmoids(F, member, w)
-        assert calls == []
-    assert PLATT_GTOL < 1e-6  # stricter than scikit-learn's own stop
+from ovn_cvx.rules import _candidates, _count, _mean, _Rows, _Search, learn_rule, scorer
 
 
 @pytest.mark.parametrize("weighted", [False, True])
