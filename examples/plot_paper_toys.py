@@ -30,7 +30,9 @@ def draw(ax, model, X, labels, title):
 fig, axes = plt.subplots(1, 4, figsize=(12, 3.2))
 
 X, Y = make_unseen_labelset(n_samples=40, random_state=0)
-model = OvNClassifier("SwHb", alpha=0.3, beta=1.0, fallback="none").fit(X, Y)
+# the paper's model and rule, as in its table: a rule learned from these rows (the default), where label 1 is on
+# every row, would predict label 1 everywhere
+model = OvNClassifier("SwHb", alpha=0.3, beta=1.0, negatives="none", beta_scale="none", fallback="none").fit(X, Y)
 draw(axes[0], model, X, Y @ [1, 2], "unseen label set, linear")
 axes[0].scatter(*np.asarray(UNSEEN_TEST_POINTS).T, marker="*", s=150, c="k")
 print("label sets at the test points:", model.predict(np.asarray(UNSEEN_TEST_POINTS)).tolist())

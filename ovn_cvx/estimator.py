@@ -137,7 +137,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         matrix (multilabel), 16 for 1-D class labels (``AUTO_BETA``, measured). Suggested grid: 2⁻³ … 2⁹ in
         factors of 4 (0.125, 0.5, 2, 8, 32, 128, 512) with the relative scale — the same range on every data set
         and kernel; a winner on an edge of it is rare (docs/benchmarks/defaults.md). For K = 2 and HwHb the model is
-        ``SVC(C=beta/2)`` (absolute β; with the relative scale C = beta / (2 κ₀)).
+        ``SVC(C=beta/2)`` with ``negatives="none"`` and absolute β, ``SVC(C=beta)`` with known negatives (each
+        sample's two pairs); the relative scale divides C by κ₀.
     beta_scale : {"kernel", "none"}, default="kernel"
         ``"kernel"``: the problem's hinge weight is beta / κ₀, κ₀ = the mean of κ(x_i, x_i) over the training rows
         (weighted by ``sample_weight``; ``kernel_scale_``): 1 for the RBF kernel, the mean ‖x‖² for the linear one
@@ -281,7 +282,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     -----
     **decision_function.** Shape (n, K) of f_k(x), except binary 1-D ``y``: shape (n,), (f_2 − f_1)/2,
     positive for ``classes_[1]``. For K = 2 HwHb, f_1 = −f_2, so this is f for ``classes_[1]`` and equals
-    ``SVC(kernel=..., C=beta/2).decision_function`` (docs/theory.md §7). ``predict`` is the argmax (ties: first class)
+    ``SVC(kernel=..., C=beta/2).decision_function`` for the paper's model (``negatives="none"``,
+    ``beta_scale="none"``; docs/theory.md §7; other settings: ``beta``). ``predict`` is the argmax (ties: first class)
     for 1-D ``y`` and {k : f_k(x) >= threshold} (with the fallback) for an indicator matrix, returned as a
     dense 0/1 integer array.
 

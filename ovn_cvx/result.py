@@ -145,10 +145,11 @@ class SolveResult:
     gap_tol : float or None, default=None
         The tolerance on ``relative_gap_bound`` the status was judged against (None: not judged).
     form : str or None, default=None
-        The structured form that solved the problem ("primal", "pair", "matrix-free"; None for other methods).
+        The form that solved the problem: "primal", "pair", "matrix-free" (MM), "smo" or "dcd" (dual decomposition,
+        kernel or linear); None for other methods.
     finish : str or None, default=None
         The strategy that produced the answer (e.g. "interior", "interior + polish", "polish", "mm",
-        "newton-cg").
+        "newton-cg"; "smo", "dcd", "dcd + polish").
     dual : ndarray of shape (N, K) or None, default=None
         The signed dual point M = Y∘μ behind the bound, or None.
     info : dict, default={}

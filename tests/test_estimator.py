@@ -142,6 +142,19 @@ def test_binary_hwhb_equals_svc():
     np.testing.assert_array_equal(est.support_, svc.support_)
 
 
+@pytest.mark.parametrize("negatives, beta_scale", [("rest", "kernel"), ("rest", "none"), ("none", "kernel")])
+def test_binary_hwhb_matching_svc_c_under_each_scale(negatives, beta_scale):
+    """The SVC that K = 2 HwHb equals away from the paper's settings: known negatives give each sample both pairs
+    (the same hinge twice, f_1 = −f_2), doubling C; the relative scale divides β by κ₀ (``kernel_scale_``)."""
+    X, y, _, _ = make_linear(80, n_features=3, flip=0.15, random_state=4)
+    beta = 0.8
+    est = OvNClassifier("HwHb", beta=beta, negatives=negatives, beta_scale=beta_scale).fit(X, y)
+    C = (beta if negatives == "rest" else beta / 2) / (est.kernel_scale_ if beta_scale == "kernel" else 1.0)
+    svc = SVC(kernel="linear", C=C, tol=1e-10).fit(X, y)
+    X_new = np.random.default_rng(0).normal(size=(30, 3))
+    np.testing.assert_allclose(est.decision_function(X_new), svc.decision_function(X_new), atol=1e-5)
+
+
 def test_binary_rbf_hwhb_equals_svc():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(50, 2))
