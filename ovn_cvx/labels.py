@@ -79,11 +79,16 @@ def at_least(F, threshold) -> np.ndarray:
     return np.asarray(F) >= at_least_bound(threshold)
 
 
+def argmax_index(F) -> np.ndarray:
+    """Each row's argmax label of F (n×K, a float array), up to ``TIE_TOL``: the first label within round-off of the
+    row's largest value."""
+    return at_least(F, F.max(axis=1, keepdims=True)).argmax(axis=1)
+
+
 def argmax_labels(F) -> np.ndarray:
-    """The boolean n×K matrix of each row's argmax label of F (n×K, a float array), up to ``TIE_TOL``: the first
-    label within round-off of the row's largest value."""
+    """The boolean n×K matrix of each row's argmax label of F (``argmax_index``)."""
     top_label = np.zeros(F.shape, dtype=bool)
-    top_label[np.arange(F.shape[0]), at_least(F, F.max(axis=1, keepdims=True)).argmax(axis=1)] = True
+    top_label[np.arange(F.shape[0]), argmax_index(F)] = True
     return top_label
 
 
