@@ -25,32 +25,39 @@ def _block_sum(a, start, n):
         for i in range(start, start + n):
             total += a[i]
         return total
-    lanes = a[start:start + 8].copy()
+    r0, r1, r2, r3, r4, r5, r6, r7 = a[start], a[start + 1], a[start + 2], a[start + 3], a[start + 4], \
+        a[start + 5], a[start + 6], a[start + 7]
     end = start + n - n % 8
     for i in range(start + 8, end, 8):
-        for j in range(8):
-            lanes[j] += a[i + j]
-    total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+        r0, r1, r2, r3 = r0 + a[i], r1 + a[i + 1], r2 + a[i + 2], r3 + a[i + 3]
+        r4, r5, r6, r7 = r4 + a[i + 4], r5 + a[i + 5], r6 + a[i + 6], r7 + a[i + 7]
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
     for i in range(end, start + n):
         total += a[i]
     return total
 
 
 @njit(cache=True)
-def _pairwise_sum(a, start, n):
+def _scratch():
+    """The work arrays of ``_pairwise_sum``: its stack of tasks (start and size of a sum; size −1: add the two sums
+    on top of the value stack) and of values, deep enough for any array (the size halves at each level)."""
+    return np.empty((2, 192), np.int64), np.empty(64)
+
+
+@njit(cache=True)
+def _pairwise_sum(a, start, n, work):
     """The sum of a[start:start + n] in numpy's order (``np.add.reduce`` on contiguous float64: the sum of the two
     halves, the first of a multiple of 8 values, down to blocks of ``BLOCK``, ``_block_sum``), so that it equals
-    ``a[start:start + n].sum()`` bit for bit (tests/test_rules_search.py). The halving runs on an explicit stack:
-    numba's cache does not load recursive functions reliably."""
+    ``a[start:start + n].sum()`` bit for bit (tests/test_rules_search.py). The halving runs on the explicit stacks
+    ``work`` (``_scratch``): numba's cache does not load recursive functions reliably."""
     if n <= BLOCK:
         return _block_sum(a, start, n)
-    # tasks: (start, n) to sum, or n = -1: add the two sums on top of the value stack
-    task_start, task_n, values = np.empty(192, np.int64), np.empty(192, np.int64), np.empty(64)
+    task, values = work
     tasks, depth = 1, 0
-    task_start[0], task_n[0] = start, n
+    task[0, 0], task[1, 0] = start, n
     while tasks > 0:
         tasks -= 1
-        s, m = task_start[tasks], task_n[tasks]
+        s, m = task[0, tasks], task[1, tasks]
         if m < 0:
             depth -= 1
             values[depth - 1] += values[depth]
@@ -60,96 +67,117 @@ def _pairwise_sum(a, start, n):
         else:
             half = m // 2
             half -= half % 8
-            task_n[tasks] = -1
-            task_start[tasks + 1], task_n[tasks + 1] = s + half, m - half
-            task_start[tasks + 2], task_n[tasks + 2] = s, half
+            task[1, tasks] = -1
+            task[0, tasks + 1], task[1, tasks + 1] = s + half, m - half
+            task[0, tasks + 2], task[1, tasks + 2] = s, half
             tasks += 3
     return values[0]
 
 
-@njit(cache=True, error_model="numpy")
-def _add_row(rows, i, common, predicted, true, n_labels, weight):
-    """Row i's w-weighted Jaccard (1 with nothing true or predicted) and Hamming loss into ``rows`` (2×n)."""
-    union = predicted + true - common
-    rows[0, i] = weight * (common / union if union > 0 else 1.0)
-    rows[1, i] = weight * ((predicted + true - 2.0 * common) / n_labels)
+@njit(cache=True)
+def _row_scores(w, n_labels):
+    """What a scoring pass works in: the rows' weighted Jaccard and Hamming loss (2×n, filled by ``_add_row``), the
+    tables of those scores by the counts (Jaccard |T ∩ P| / |T ∪ P| by both counts, 1 when the union is empty; Hamming
+    loss by |T Δ P|, the same divisions the row scores take), the stacks of ``_pairwise_sum`` and the total weight."""
+    jaccard = np.ones((n_labels + 1, 2 * n_labels + 1))
+    for common in range(n_labels + 1):
+        for union in range(1, 2 * n_labels + 1):
+            jaccard[common, union] = float(common) / float(union)
+    hamming_loss = np.arange(2 * n_labels + 1) / float(n_labels)
+    work = _scratch()
+    return np.empty((2, w.size)), jaccard, hamming_loss, work, _pairwise_sum(w, 0, w.size, work)
 
 
-@njit(cache=True, error_model="numpy")
-def _score(rows, total_weight, jaccard_weight):
+@njit(cache=True)
+def _add_row(scores, i, common, predicted, true, weight):
+    """Row i's w-weighted Jaccard and Hamming loss from its counts |T ∩ P|, |P| and |T| into ``scores``
+    (``_row_scores``)."""
+    rows, jaccard, hamming_loss = scores[0], scores[1], scores[2]
+    rows[0, i] = weight * jaccard[common, predicted + true - common]
+    rows[1, i] = weight * hamming_loss[predicted + true - 2 * common]
+
+
+@njit(cache=True)
+def _score(scores, jaccard_weight):
     """λ · (weighted mean Jaccard) + (1 − λ) · (1 − weighted mean Hamming loss) of the ``_add_row`` rows."""
+    rows, work, total_weight = scores[0], scores[3], scores[4]
     n = rows.shape[1]
-    jaccard, hamming_loss = _pairwise_sum(rows[0], 0, n) / total_weight, _pairwise_sum(rows[1], 0, n) / total_weight
+    jaccard = _pairwise_sum(rows[0], 0, n, work) / total_weight
+    hamming_loss = _pairwise_sum(rows[1], 0, n, work) / total_weight
     return jaccard_weight * jaccard + (1.0 - jaccard_weight) * (1.0 - hamming_loss)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def prediction_scores(truth, predictions, w, jaccard_weight):
     """The score of each boolean prediction matrix ``predictions[c]`` (C×n×K) against ``truth`` (n×K), rows weighted
     by ``w``."""
     C, n, K = predictions.shape
-    out, rows, total_weight = np.empty(C), np.empty((2, n)), _pairwise_sum(w, 0, n)
+    out, scores = np.empty(C), _row_scores(w, K)
     for c in range(C):
         for i in range(n):
-            common, predicted, true = 0.0, 0.0, 0.0
+            common, predicted, true = 0, 0, 0
             for k in range(K):
                 common += truth[i, k] and predictions[c, i, k]
                 predicted += predictions[c, i, k]
                 true += truth[i, k]
-            _add_row(rows, i, common, predicted, true, K, w[i])
-        out[c] = _score(rows, total_weight, jaccard_weight)
+            _add_row(scores, i, common, predicted, true, w[i])
+        out[c] = _score(scores, jaccard_weight)
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def threshold_scores(F, truth, top, w, bounds, fallback, jaccard_weight):
     """The score of each threshold rule c: label k of row i predicted when F[i, k] ≥ ``bounds[c, i, k]`` (C×n×K, an
     axis of size 1 broadcast); with ``fallback`` a row left empty gets its argmax label ``top[i]``."""
     C, n, K = bounds.shape[0], F.shape[0], F.shape[1]
     by_row, by_label = bounds.shape[1] > 1, bounds.shape[2] > 1
-    out, rows, total_weight = np.empty(C), np.empty((2, n)), _pairwise_sum(w, 0, n)
+    out, scores = np.empty(C), _row_scores(w, K)
     for c in range(C):
         for i in range(n):
-            common, predicted, true = 0.0, 0.0, 0.0
+            common, predicted, true = 0, 0, 0
             for k in range(K):
                 on = F[i, k] >= bounds[c, i if by_row else 0, k if by_label else 0]
                 common += on and truth[i, k]
                 predicted += on
                 true += truth[i, k]
-            if fallback and predicted == 0.0:
-                common, predicted = (1.0 if truth[i, top[i]] else 0.0), 1.0
-            _add_row(rows, i, common, predicted, true, K, w[i])
-        out[c] = _score(rows, total_weight, jaccard_weight)
+            if fallback and predicted == 0:
+                common, predicted = int(truth[i, top[i]]), 1
+            _add_row(scores, i, common, predicted, true, w[i])
+        out[c] = _score(scores, jaccard_weight)
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccard_weight):
     """Label k's threshold moves: for each candidate c, the score of the per-label thresholds whose bounds are
     ``bounds`` (K) but ``candidate_bounds[c]`` for label k, and the weighted share of rows it gets label k right in;
     last, that share at ``bounds[k]`` (the thresholds as they are). The other labels' row counts are the same in
-    every trial: O(nK) once, then O(n) a candidate."""
+    every trial, and a trial's row scores are the previous trial's but in the rows where label k turns on or off:
+    O(nK) once, then O(n) comparisons and the sums a trial."""
     n, K = F.shape
-    rest_common, rest_predicted, true = np.zeros(n), np.zeros(n), np.zeros(n)
+    rest_common, rest_predicted, true = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
     for i in range(n):
         for j in range(K):
             true[i] += truth[i, j]
             if j != k and F[i, j] >= bounds[j]:
                 rest_common[i] += truth[i, j]
-                rest_predicted[i] += 1.0
+                rest_predicted[i] += 1
     C = candidate_bounds.size
-    values, rights = np.empty(C), np.empty(C + 1)
-    rows, right, total_weight = np.empty((2, n)), np.empty(n), _pairwise_sum(w, 0, n)
+    values, rights, right, scores = np.empty(C), np.empty(C + 1), np.empty(n), _row_scores(w, K)
+    label_on = np.empty(n, np.bool_)
     for c in range(C + 1):
         bound = candidate_bounds[c] if c < C else bounds[k]
         for i in range(n):
             on = F[i, k] >= bound
+            if c > 0 and on == label_on[i]:
+                continue
+            label_on[i] = on
             common, predicted, label_k = rest_common[i] + (on and truth[i, k]), rest_predicted[i] + on, on
-            if fallback and predicted == 0.0:
-                common, predicted, label_k = (1.0 if truth[i, top[i]] else 0.0), 1.0, top[i] == k
-            _add_row(rows, i, common, predicted, true[i], K, w[i])
+            if fallback and predicted == 0:
+                common, predicted, label_k = int(truth[i, top[i]]), 1, top[i] == k
+            _add_row(scores, i, common, predicted, true[i], w[i])
             right[i] = w[i] * (label_k == truth[i, k])
         if c < C:
-            values[c] = _score(rows, total_weight, jaccard_weight)
-        rights[c] = _pairwise_sum(right, 0, n) / total_weight
+            values[c] = _score(scores, jaccard_weight)
+        rights[c] = _pairwise_sum(right, 0, n, scores[3]) / scores[4]
     return values, rights
