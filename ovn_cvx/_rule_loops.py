@@ -127,33 +127,44 @@ def prediction_scores(truth, predictions, w, jaccard_weight):
 
 @njit(cache=True)
 def threshold_scores(F, truth, top, w, bounds, fallback, jaccard_weight):
-    """The score of each threshold rule c: label k of row i predicted when F[i, k] ≥ ``bounds[c, i, k]`` (C×n×K, an
-    axis of size 1 broadcast); with ``fallback`` a row left empty gets its argmax label ``top[i]``."""
+    """The score of each threshold rule c: label k of row i predicted when F[i, k] ≥ ``bounds[c, i]`` (C×n, or C×1:
+    one bound for every row); with ``fallback`` a row left empty gets its argmax label ``top[i]``."""
     C, n, K = bounds.shape[0], F.shape[0], F.shape[1]
-    by_row, by_label = bounds.shape[1] > 1, bounds.shape[2] > 1
-    out, scores = np.empty(C), _row_scores(w, K)
+    by_row = bounds.shape[1] > 1
+    out, scores, true = np.empty(C), _row_scores(w, K), _row_counts(truth)
     for c in range(C):
         for i in range(n):
-            common, predicted, true = 0, 0, 0
+            bound = bounds[c, i if by_row else 0]
+            common, predicted = 0, 0
             for k in range(K):
-                on = F[i, k] >= bounds[c, i if by_row else 0, k if by_label else 0]
-                common += on and truth[i, k]
+                on = F[i, k] >= bound
+                common += on & truth[i, k]
                 predicted += on
-                true += truth[i, k]
             if fallback and predicted == 0:
                 common, predicted = int(truth[i, top[i]]), 1
-            _add_row(scores, i, common, predicted, true, w[i])
+            _add_row(scores, i, common, predicted, true[i], w[i])
         out[c] = _score(scores, jaccard_weight)
     return out
 
 
 @njit(cache=True)
+def _row_counts(truth):
+    """|T| of each row."""
+    true = np.zeros(truth.shape[0], np.int64)
+    for i in range(truth.shape[0]):
+        for k in range(truth.shape[1]):
+            true[i] += truth[i, k]
+    return true
+
+
+@njit(cache=True)
 def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccard_weight):
     """Label k's threshold moves: for each candidate c, the score of the per-label thresholds whose bounds are
-    ``bounds`` (K) but ``candidate_bounds[c]`` for label k, and the weighted share of rows it gets label k right in;
-    last, that share at ``bounds[k]`` (the thresholds as they are). The other labels' row counts are the same in
-    every trial, and a trial's row scores are the previous trial's but in the rows where label k turns on or off:
-    O(nK) once, then O(n) comparisons and the sums a trial."""
+    ``bounds`` (K) but ``candidate_bounds[c]`` for label k, and the weighted share of rows it gets label k right in
+    (for the candidates of the largest score only, NaN for the others: the tie rule reads no others); last, that
+    share at ``bounds[k]`` (the thresholds as they are). The other labels' row counts are the same in every trial,
+    and a trial's row scores are the previous trial's but in the rows where label k turns on or off: O(nK) once,
+    then O(n) comparisons and the sums a trial."""
     n, K = F.shape
     rest_common, rest_predicted, true = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
     for i in range(n):
@@ -163,21 +174,28 @@ def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccar
                 rest_common[i] += truth[i, j]
                 rest_predicted[i] += 1
     C = candidate_bounds.size
-    values, rights, right, scores = np.empty(C), np.empty(C + 1), np.empty(n), _row_scores(w, K)
-    label_on = np.empty(n, np.bool_)
-    for c in range(C + 1):
-        bound = candidate_bounds[c] if c < C else bounds[k]
+    values, scores, label_on = np.empty(C), _row_scores(w, K), np.empty(n, np.bool_)
+    for c in range(C):
         for i in range(n):
-            on = F[i, k] >= bound
+            on = F[i, k] >= candidate_bounds[c]
             if c > 0 and on == label_on[i]:
                 continue
             label_on[i] = on
-            common, predicted, label_k = rest_common[i] + (on and truth[i, k]), rest_predicted[i] + on, on
+            common, predicted = rest_common[i] + (on and truth[i, k]), rest_predicted[i] + on
             if fallback and predicted == 0:
-                common, predicted, label_k = int(truth[i, top[i]]), 1, top[i] == k
+                common, predicted = int(truth[i, top[i]]), 1
             _add_row(scores, i, common, predicted, true[i], w[i])
+        values[c] = _score(scores, jaccard_weight)
+    rights, right = np.full(C + 1, np.nan), np.empty(n)
+    largest = values.max() if C > 0 else 0.0
+    for c in range(C + 1):
+        if c < C and values[c] != largest:
+            continue
+        bound = candidate_bounds[c] if c < C else bounds[k]
+        for i in range(n):
+            label_k = F[i, k] >= bound
+            if fallback and not label_k and rest_predicted[i] == 0:
+                label_k = top[i] == k
             right[i] = w[i] * (label_k == truth[i, k])
-        if c < C:
-            values[c] = _score(scores, jaccard_weight)
         rights[c] = _pairwise_sum(right, 0, n, scores[3]) / scores[4]
     return values, rights

@@ -306,7 +306,7 @@ class _Search:
         for start in range(0, len(params), step):
             thresholds = thresholds_of(params[start:start + step])
             if isinstance(self.score_of, RowScorer) and label is None:
-                bounds = at_least_bound(thresholds).reshape(-1, *np.shape(thresholds)[-2:])
+                bounds = at_least_bound(thresholds)[..., 0].reshape(len(thresholds), -1)  # one bound a row (or for all)
                 values.append(threshold_scores(rows.F, rows.truth, rows.top, rows.w, bounds, fallback,
                                                self.score_of.jaccard_weight))
                 continue
