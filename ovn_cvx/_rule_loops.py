@@ -199,3 +199,47 @@ def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccar
             right[i] = w[i] * (label_k == truth[i, k])
         rights[c] = _pairwise_sum(right, 0, n, scores[3]) / scores[4]
     return values, rights
+
+
+@njit(cache=True)
+def _add_bernoulli(pmf, source, p, size):
+    """``pmf[:size + 1]``: the distribution of a count after one more independent Bernoulli(p), from its distribution
+    ``source[:size]`` (P(count = j) for j < size); ``pmf`` may be ``source`` (updated from the top down)."""
+    pmf[size] = 0.0 + source[size - 1] * p
+    for j in range(size - 1, 0, -1):
+        pmf[j] = source[j] * (1.0 - p) + source[j - 1] * p
+    pmf[0] = source[0] * (1.0 - p)
+
+
+@njit(cache=True)
+def expected_best_sizes(sorted_p, jaccard_weight, fallback):
+    """Per row of ``sorted_p`` (n×K, each row's label probabilities in decreasing order), the number m of most
+    probable labels whose set has the largest expected λ · Jaccard + (1 − λ) · (1 − Hamming loss) (λ =
+    ``jaccard_weight``) when the labels are independent: ``labels.expected_best_labels`` (docs/theory.md §5.1)."""
+    n, K = sorted_p.shape
+    utility = np.empty((K + 1, K + 1, K + 1))  # utility[m, a, b]: a true labels in a set of m, b true outside
+    for m in range(K + 1):
+        for a in range(m + 1):
+            for b in range(K - m + 1):
+                jaccard = a / max(m + b, 1) if m + b > 0 else 1.0
+                utility[m, a, b] = jaccard_weight * jaccard + (1.0 - jaccard_weight) * (1.0 - ((m - a) + b) / K)
+    best = np.zeros(n, np.int64)
+    outside, inside = np.zeros((K + 1, K + 1)), np.zeros(K + 1)
+    for i in range(n):
+        outside[K, 0] = 1.0  # outside[m]: the count of true labels among the K − m least probable
+        for m in range(K - 1, -1, -1):
+            _add_bernoulli(outside[m], outside[m + 1], sorted_p[i, m], K - m)
+        inside[0] = 1.0  # the count of true labels among the m most probable
+        best_value = -np.inf
+        for m in range(K + 1):
+            value = 0.0
+            for a in range(m + 1):
+                for b in range(K - m + 1):
+                    value += inside[a] * utility[m, a, b] * outside[m, b]
+            if fallback:  # given a nonempty truth: the common factor 1 / (1 − P(empty)) does not move the argmax
+                value -= inside[0] * outside[m, 0] * utility[m, 0, 0]
+            if (m > 0 or not fallback) and value > best_value + 1e-12:  # ties go to the smaller set
+                best_value, best[i] = value, m
+            if m < K:
+                _add_bernoulli(inside, inside, sorted_p[i, m], m + 1)
+    return best
