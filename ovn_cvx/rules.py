@@ -4,6 +4,7 @@ values in ``OvNClassifier(decision_rule="cv")``, the multilabel analogue of scik
 candidate only applies it to the given values (no model is refitted)."""
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -99,11 +100,20 @@ def outweighs_noise(differences) -> bool:
 N_CANDIDATES = 40
 
 
+@lru_cache(maxsize=32)
+def _quantile_positions(n: int) -> np.ndarray:
+    """The positions in n sorted values of numpy's ``N_CANDIDATES`` "nearest" quantiles: the quantiles of 0 … n − 1
+    (they depend on n alone), so that a search sorts its values once instead of asking numpy for the quantiles."""
+    return np.quantile(np.arange(n, dtype=np.float64), np.linspace(0.0, 1.0, N_CANDIDATES), method="nearest").astype(
+        np.intp)
+
+
 def _candidates(values) -> np.ndarray:
     """Thresholds to try on ``values``: quantiles that are data values (not the ``NEVER`` of a label left out of a
-    fit), and the largest float (never the label)."""
-    values = values[values > NEVER]
-    grid = np.quantile(values, np.linspace(0.0, 1.0, N_CANDIDATES), method="nearest") if values.size else []
+    fit, ``np.quantile(values, np.linspace(0, 1, N_CANDIDATES), method="nearest")``), and the largest float (never
+    the label)."""
+    values = np.sort(values[values > NEVER])
+    grid = values[_quantile_positions(values.size)] if values.size else []
     return np.append(np.unique(grid), np.finfo(np.float64).max)
 
 
@@ -263,14 +273,15 @@ class _Search:
                 one("expected score", DecisionRule(calibration=calibration, utility=self.scoring, fallback=fallback))
         start = best["global threshold"][1].threshold
         candidates = {k: _candidates(F[:, k]) for k in labels}
+        bounds = {k: at_least_bound(values) for k, values in candidates.items()}
         for fallback in (True, False):
             thresholds = np.full(F.shape[1], start)
-            P = DecisionRule(thresholds, fallback=fallback).predict(F)
-            current = self.score_of(truth, P, sample_weight)
+            current = self.score_of(truth, DecisionRule(thresholds, fallback=fallback).predict(F), sample_weight)
             consider("per-label thresholds", [current], lambda _: DecisionRule(thresholds, fallback=fallback))
             for _ in range(2):
                 for k in labels:
-                    trials, values, rights, right = self._label_trials(rows, thresholds, k, candidates[k], fallback, P)
+                    trials, values, rights, right = self._label_trials(rows, thresholds, k, candidates[k], bounds[k],
+                                                                          fallback)
                     consider("per-label thresholds", values, lambda j: DecisionRule(trials[j], fallback=fallback))
                     # ties of the metric go to the threshold that gets more entries of label k right: a row without
                     # labels scores only once every label is right, which no single label's move can show
@@ -278,22 +289,23 @@ class _Search:
                     chosen = tied[np.argmax(rights[tied])]  # the first maximum of (value, right)
                     if (values[chosen], rights[chosen]) > (current, right):
                         current, thresholds = values[chosen], trials[chosen]
-                        P = DecisionRule(thresholds, fallback=fallback).predict(F)
         return {family: best[family] for family in FAMILIES if family in best}
 
-    def _label_trials(self, rows, thresholds, k, candidates, fallback, P):
+    def _label_trials(self, rows, thresholds, k, candidates, bounds, fallback):
         """(trials, scores, rights, right): the per-label thresholds ``trials`` (C×K) that move label k's of
-        ``thresholds`` to each of ``candidates``, their ``_batch`` scores on ``rows`` (:class:`_Rows`) with the share of
-        rows each gets right in label k, and that share of the current predictions P. For a ``RowScorer`` compiled
-        from each trial's row counts (``_rule_loops.label_trials``: O(n) a trial, the same numbers as the full
-        predictions)."""
+        ``thresholds`` to each of ``candidates`` (whose ``at_least_bound`` are ``bounds``), their ``_batch`` scores on
+        ``rows`` (:class:`_Rows`) with the share of rows each gets right in label k, and that share of ``thresholds``
+        themselves. For a ``RowScorer`` compiled from each trial's row counts (``_rule_loops.label_trials``: O(n) a
+        trial, the same numbers as the full predictions; the shares of the trials of the largest score only, the tie
+        rule reads no others)."""
         trials = np.repeat(thresholds[None, :], candidates.size, axis=0)
         trials[:, k] = candidates
         if not isinstance(self.score_of, RowScorer):
             values, rights = self._batch(rows, trials, lambda t: t[:, None, :], fallback, label=k)
+            P = DecisionRule(thresholds, fallback=fallback).predict(rows.F)
             return trials, values, rights, _right(P, rows.truth, k, rows.sample_weight)
         values, rights = label_trials(rows.F, rows.truth, rows.top, rows.w, at_least_bound(thresholds), k,
-                                      at_least_bound(candidates), fallback, self.score_of.jaccard_weight)
+                                      bounds, fallback, self.score_of.jaccard_weight)
         return trials, values, rights[:-1], rights[-1]
 
     def _batch(self, rows, params, thresholds_of, fallback, label=None):
