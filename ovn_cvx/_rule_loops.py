@@ -97,7 +97,7 @@ def _add_row(scores, i, common, predicted, true, weight):
     rows[1, i] = weight * hamming_loss[predicted + true - 2 * common]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _score(scores, jaccard_weight):
     """λ · (weighted mean Jaccard) + (1 − λ) · (1 − weighted mean Hamming loss) of the ``_add_row`` rows."""
     rows, work, total_weight = scores[0], scores[3], scores[4]
@@ -157,7 +157,7 @@ def _row_counts(truth):
     return true
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccard_weight):
     """Label k's threshold moves: for each candidate c, the score of the per-label thresholds whose bounds are
     ``bounds`` (K) but ``candidate_bounds[c]`` for label k, and the weighted share of rows it gets label k right in

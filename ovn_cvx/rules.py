@@ -33,9 +33,15 @@ def _ratio(num, den):
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 1.0)
 
 
+def _compiled(array, dtype) -> np.ndarray:
+    """A writable C-ordered copy of ``array`` as ``dtype``: the one kind of array the compiled scores are compiled
+    for (a read-only or strided input would compile them again for its type)."""
+    return np.array(array, dtype=dtype, order="C")
+
+
 def _weights(sample_weight, n) -> np.ndarray:
     """The row weights the compiled scores take: ones without ``sample_weight``."""
-    return np.ones(n) if sample_weight is None else np.ascontiguousarray(sample_weight, dtype=np.float64)
+    return np.ones(n) if sample_weight is None else _compiled(sample_weight, np.float64)
 
 
 class RowScorer:
@@ -50,9 +56,8 @@ class RowScorer:
 
     def __call__(self, T, P, w):
         P = np.asarray(P, dtype=bool)
-        scores = prediction_scores(np.ascontiguousarray(T, dtype=bool),
-                                   np.ascontiguousarray(P.reshape(-1, *P.shape[-2:])), _weights(w, P.shape[-2]),
-                                   self.jaccard_weight)
+        scores = prediction_scores(_compiled(T, bool), _compiled(P.reshape(-1, *P.shape[-2:]), bool),
+                                   _weights(w, P.shape[-2]), self.jaccard_weight)
         return scores.reshape(P.shape[:-2]) if P.ndim > 2 else scores[0]
 
 
@@ -334,7 +339,7 @@ class _Rows:
     ``w`` (ones without ``sample_weight``) and each row's argmax label ``top``."""
 
     def __init__(self, F, truth, sample_weight):
-        self.F, self.truth = np.ascontiguousarray(F), np.ascontiguousarray(truth)
+        self.F, self.truth = _compiled(F, np.float64), _compiled(truth, bool)
         self.sample_weight, self.w = sample_weight, _weights(sample_weight, F.shape[0])
         self.top = argmax_index(F)
 
