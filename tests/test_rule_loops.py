@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import hamming_loss, jaccard_score
 
-from ovn_cvx._rule_loops import _pairwise_sum, _scratch, label_trials, prediction_scores, threshold_scores
+from ovn_cvx._rule_loops import (_pairwise_sum, _scratch, expected_best_sizes, label_trials, prediction_scores,
+                                 threshold_scores)
 from ovn_cvx.labels import NEVER, DecisionRule, argmax_index, at_least_bound, rule_thresholds
 from ovn_cvx.rules import _candidates, scorer
 
@@ -127,3 +128,16 @@ def test_prediction_scores_of_a_batch_equal_sklearn(jaccard_weight):
             assert value == pytest.approx(_sklearn(truth, P, weights, jaccard_weight), abs=1e-12)
             assert value == _numpy(truth, P, weights, jaccard_weight)
         np.testing.assert_array_equal(scorer(jaccard_weight)(truth, batch, weights), ours)
+
+
+def test_expected_best_sizes_ties_go_to_the_smaller_set():
+    """Under Hamming loss a label is worth predicting when P(label) > 1/2: at exactly 1/2 every set size ties (the
+    smallest, none, wins), just above it every label is in, just below none is. With the fallback the expectation is
+    given a nonempty truth, which lifts every P(label) = 1/2 to 1/2 / (1 − 2⁻⁵) > 1/2: all five."""
+    half = np.full((1, 5), 0.5)
+    assert expected_best_sizes(half, 0.0, False)[0] == 0
+    assert expected_best_sizes(half + 1e-6, 0.0, False)[0] == 5
+    assert expected_best_sizes(half - 1e-6, 0.0, False)[0] == 0
+    assert expected_best_sizes(np.array([[0.9, 0.6, 0.5, 0.4, 0.1]]), 0.0, False)[0] == 2  # sorted, decreasing
+    assert expected_best_sizes(half, 0.0, True)[0] == 5
+    assert expected_best_sizes(np.full((1, 5), 0.01), 0.0, True)[0] == 1  # never empty
