@@ -1,11 +1,13 @@
-"""The compiled scoring of the rule search (``ovn_cvx.rules``): the row-wise metrics — example-based Jaccard, 1 −
-Hamming loss, and the trade λ · Jaccard + (1 − λ) · (1 − Hamming loss) — of label predictions, of threshold rules
-and of one label's threshold moves, each candidate scored exactly from its row counts.
+"""The compiled loops of the decision rules: the rule search's scoring (``ovn_cvx.rules``) — the row-wise metrics
+example-based Jaccard, 1 − Hamming loss and the trade λ · Jaccard + (1 − λ) · (1 − Hamming loss) of label
+predictions, of threshold rules and of one label's threshold moves, each candidate scored exactly from its row
+counts — and the expected-score rule's best set sizes (``labels.expected_best_labels``).
 
 Every score is one definition (``_add_row``, ``_score``) with numpy's summation order (``_pairwise_sum``), so that
 equal predictions score bit for bit the same whichever entry point scored them (the search's ties depend on it) and
-as numpy's weighted mean of the row scores would. λ = 1 is Jaccard and λ = 0 is 1 − Hamming loss exactly (the other
-term is multiplied by 0). A comparison "value ≥ threshold" is ``value >= bound`` with the bounds of
+as numpy's weighted mean of the row scores would (tests/test_rule_loops.py checks the match; were numpy's order to
+change, the scores would still agree among themselves). λ = 1 is Jaccard and λ = 0 is 1 − Hamming loss exactly (the
+other term is multiplied by 0). A comparison "value ≥ threshold" is ``value >= bound`` with the bounds of
 ``labels.at_least_bound`` computed by the caller (one tie rule).
 """
 from __future__ import annotations

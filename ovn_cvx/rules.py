@@ -75,9 +75,10 @@ def _f1_macro(T, P, w):
 #: the metrics a rule can be chosen by, each "higher is better", on boolean truth T and predictions P (n×K) with
 #: row weights w: scikit-learn's ``jaccard_score(average="samples")``, ``f1_score(average="micro"/"macro")`` and
 #: 1 − ``hamming_loss``, with ``zero_division=1`` (a row or label with neither true nor predicted labels is a perfect
-#: match). Written on numpy counts because the search scores thousands of candidates and scikit-learn's input checks
-#: cost milliseconds a call; P may carry leading axes (a batch of candidates' predictions, one score each).
-#: tests/test_estimator_rules.py checks every one against scikit-learn.
+#: match). Written on counts (compiled for the row-wise ones, ``RowScorer``; numpy for the F1 scores) because the
+#: search scores thousands of candidates and scikit-learn's input checks cost milliseconds a call; P may carry leading
+#: axes (a batch of candidates' predictions, one score each). tests/test_estimator_rules.py checks every one against
+#: scikit-learn.
 SCORERS = {"jaccard": RowScorer(1.0), "f1_micro": _f1_micro, "f1_macro": _f1_macro, "hamming": RowScorer(0.0)}
 
 
@@ -109,8 +110,10 @@ N_CANDIDATES = 40
 def _quantile_positions(n: int) -> np.ndarray:
     """The positions in n sorted values of numpy's ``N_CANDIDATES`` "nearest" quantiles: the quantiles of 0 … n − 1
     (they depend on n alone), so that a search sorts its values once instead of asking numpy for the quantiles."""
-    return np.quantile(np.arange(n, dtype=np.float64), np.linspace(0.0, 1.0, N_CANDIDATES), method="nearest").astype(
-        np.intp)
+    positions = np.quantile(np.arange(n, dtype=np.float64), np.linspace(0.0, 1.0, N_CANDIDATES), method="nearest")
+    positions = positions.astype(np.intp)
+    positions.setflags(write=False)  # shared by every search of n values
+    return positions
 
 
 def _candidates(values) -> np.ndarray:
