@@ -79,11 +79,16 @@ def at_least(F, threshold) -> np.ndarray:
     return np.asarray(F) >= at_least_bound(threshold)
 
 
+def argmax_index(F) -> np.ndarray:
+    """Each row's argmax label of F (n×K, a float array), up to ``TIE_TOL``: the first label within round-off of the
+    row's largest value."""
+    return at_least(F, F.max(axis=1, keepdims=True)).argmax(axis=1)
+
+
 def argmax_labels(F) -> np.ndarray:
-    """The boolean n×K matrix of each row's argmax label of F (n×K, a float array), up to ``TIE_TOL``: the first
-    label within round-off of the row's largest value."""
+    """The boolean n×K matrix of each row's argmax label of F (``argmax_index``)."""
     top_label = np.zeros(F.shape, dtype=bool)
-    top_label[np.arange(F.shape[0]), at_least(F, F.max(axis=1, keepdims=True)).argmax(axis=1)] = True
+    top_label[np.arange(F.shape[0]), argmax_index(F)] = True
     return top_label
 
 
@@ -116,13 +121,11 @@ def predict_labels(F, *, multilabel: bool, threshold=1.0, fallback: bool = True,
     return np.where(labels.any(axis=-1, keepdims=True), labels, top_label)
 
 
-#: the metrics an expected-score rule maximizes, as the score u(a, b, m, K) of a row whose predicted set has m labels of
-#: which a are true, with b true labels outside it, K labels in all: example-based Jaccard a / (m + b) (1 when
-#: nothing is true or predicted) and the share of labels right, 1 − ((m − a) + b) / K (1 − Hamming loss)
-UTILITIES = {
-    "jaccard": lambda a, b, m, K: np.where(m + b > 0, a / np.maximum(m + b, 1), 1.0),
-    "hamming": lambda a, b, m, K: 1.0 - ((m - a) + b) / K,
-}
+#: the metrics an expected-score rule maximizes, by their weight λ in the trade λ · Jaccard + (1 − λ) · (1 − Hamming
+#: loss): the score of a row whose predicted set has m labels of which a are true, with b true labels outside it, K
+#: labels in all, is example-based Jaccard a / (m + b) (1 when nothing is true or predicted) for "jaccard" and the
+#: share of labels right, 1 − ((m − a) + b) / K (1 − Hamming loss), for "hamming"
+UTILITIES = {"jaccard": 1.0, "hamming": 0.0}
 
 
 def is_jaccard_weight(utility) -> bool:
@@ -130,56 +133,31 @@ def is_jaccard_weight(utility) -> bool:
     return isinstance(utility, Real) and not isinstance(utility, bool) and 0.0 <= utility <= 1.0
 
 
-def utility_function(utility):
-    """u(a, b, m, K) of ``utility``: a key of ``UTILITIES``, or a Jaccard weight λ in [0, 1] (``is_jaccard_weight``):
-    λ · Jaccard + (1 − λ) · (1 − Hamming loss), which rises with a and falls with b at fixed m as both do."""
+def jaccard_weight(utility) -> float:
+    """The weight λ of Jaccard of ``utility``: a key of ``UTILITIES``, or λ in [0, 1] itself (``is_jaccard_weight``);
+    each utility λ · Jaccard + (1 − λ) · (1 − Hamming loss) rises with a and falls with b at fixed m."""
     if is_jaccard_weight(utility):
-        jaccard, hamming = UTILITIES["jaccard"], UTILITIES["hamming"]
-        return lambda a, b, m, K: utility * jaccard(a, b, m, K) + (1.0 - utility) * hamming(a, b, m, K)
+        return float(utility)
     if isinstance(utility, str) and utility in UTILITIES:
         return UTILITIES[utility]
     raise ValueError(f"utility must be one of {sorted(UTILITIES)} or a Jaccard weight in [0, 1], got {utility!r}")
 
 
-def _with_bernoulli(pmf, p):
-    """The distribution of a count (n × c: P(count = j) per row) after one more independent Bernoulli(p) per row."""
-    out = np.zeros((pmf.shape[0], pmf.shape[1] + 1))
-    out[:, :-1] = pmf * (1.0 - p)[:, None]
-    out[:, 1:] += pmf * p[:, None]
-    return out
-
-
 def expected_best_labels(P, utility="jaccard", fallback: bool = True) -> np.ndarray:
     """The label set of each row of P (n×K, P(label k) per row) with the largest expected ``utility`` (a key of
-    ``UTILITIES`` or a Jaccard weight, :func:`utility_function`) when the labels are independent with those
+    ``UTILITIES`` or a Jaccard weight, :func:`jaccard_weight`) when the labels are independent with those
     probabilities (docs/theory.md §5.1): the set is the m most probable labels for the best m (a swap of a less
     probable label in the set for a more probable one outside never lowers a utility that rises with a and falls with
-    b), and the expectation is exact, from the two Poisson-binomial distributions of a and b — O(K³) a row.
-    ``fallback``: at least one label, the expectation taken given at least one true label. Ties go to the smaller
-    set."""
+    b), and the expectation is exact, from the two Poisson-binomial distributions of a and b — O(K³) a row, compiled
+    (``_rule_loops.expected_best_sizes``). ``fallback``: at least one label, the expectation taken given at least
+    one true label. Ties go to the smaller set."""
     P = np.clip(np.asarray(P, dtype=np.float64), 0.0, 1.0)
-    n, K = P.shape
     order = np.argsort(-P, axis=1, kind="stable")
-    sorted_p = np.take_along_axis(P, order, axis=1)
-    outside = [np.ones((n, 1))]  # outside[j]: the count of true labels among the K − j least probable
-    for j in range(K - 1, -1, -1):
-        outside.append(_with_bernoulli(outside[-1], sorted_p[:, j]))
-    outside.reverse()
-    u = utility_function(utility)
-    best_value, best_m = np.full(n, -np.inf), np.zeros(n, dtype=int)
-    inside = np.ones((n, 1))  # the count of true labels among the m most probable
-    for m in range(K + 1):
-        a, b = np.arange(m + 1)[:, None], np.arange(K - m + 1)[None, :]
-        scores = u(a, b, m, K)
-        value = np.einsum("na,ab,nb->n", inside, scores, outside[m])
-        if fallback:  # given a nonempty truth: the common factor 1 / (1 − P(empty)) does not move the argmax
-            value -= inside[:, 0] * outside[m][:, 0] * scores[0, 0]
-        better = value > best_value + 1e-12 if m > 0 or not fallback else np.zeros(n, dtype=bool)
-        best_value, best_m = np.where(better, value, best_value), np.where(better, m, best_m)
-        if m < K:
-            inside = _with_bernoulli(inside, sorted_p[:, m])
-    chosen = np.zeros((n, K), dtype=bool)
-    np.put_along_axis(chosen, order, np.arange(K)[None, :] < best_m[:, None], axis=1)
+    from ._rule_loops import expected_best_sizes  # at the first use: numba's start-up is not paid by the import
+
+    sizes = expected_best_sizes(np.take_along_axis(P, order, axis=1), float(jaccard_weight(utility)), fallback)
+    chosen = np.zeros(P.shape, dtype=bool)
+    np.put_along_axis(chosen, order, np.arange(P.shape[1])[None, :] < sizes[:, None], axis=1)
     return chosen
 
 
@@ -203,7 +181,7 @@ class DecisionRule:
         given = [name for name in ("top", "gap", "calibration") if getattr(self, name) is not None]
         if len(given) > 1:
             raise ValueError(f"a rule has at most one of top, gap and calibration, got {given}")
-        utility_function(self.utility)  # a ValueError for an unknown utility
+        jaccard_weight(self.utility)  # a ValueError for an unknown utility
 
     @property
     def kind(self) -> str:

@@ -5,6 +5,7 @@ candidate only applies it to the given values (no model is refitted)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -12,26 +13,13 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 
-from .labels import NEVER, DecisionRule, argmax_labels, at_least, at_least_bound, is_jaccard_weight, rule_thresholds
+from .labels import NEVER, DecisionRule, argmax_index, at_least_bound, is_jaccard_weight, rule_thresholds
 
 
 def _counts(T, P, w):
     """Per-label (w-weighted over rows) true positives, false positives and false negatives."""
     w = np.ones(T.shape[0]) if w is None else w
     return w @ (T & P), w @ (~T & P), w @ (T & ~P)
-
-
-#: ``_count`` takes the product with ones up to this many entries (its float copy of B: 8 MB), numpy's count beyond
-COUNT_BY_PRODUCT = 2**20
-
-
-def _count(B) -> np.ndarray:
-    """The number of True entries of the boolean B along its last axis, as floats (exact integers): a product with
-    ones, several times faster than ``np.count_nonzero(B, axis=-1)`` along the few labels of a row, for B of at most
-    ``COUNT_BY_PRODUCT`` entries; numpy's count (without the float copy) for larger B."""
-    if B.size > COUNT_BY_PRODUCT:
-        return np.count_nonzero(B, axis=-1).astype(np.float64)
-    return B @ np.ones(B.shape[-1])
 
 
 def _mean(values, w):
@@ -45,38 +33,40 @@ def _ratio(num, den):
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 1.0)
 
 
-class RowScorer:
-    """A metric that is a (w-weighted) mean over rows of a score of each row's counts: ``of_counts(common, predicted,
-    true, n_labels, w)`` with ``common`` = |T ∩ P|, ``predicted`` = |P| and ``true`` = |T| per row (P may carry
-    leading axes), and ``of_rows(common, predicted, true, n_labels)`` the score of each row, whose weighted mean
-    ``of_counts`` is (up to round-off: the search screens its candidates with it). Called as the other scorers, on T,
-    P and w; the per-label threshold search builds the counts of its candidates directly (``_Search._label_trials``)."""
+def _compiled(array, dtype) -> np.ndarray:
+    """A writable C-ordered copy of ``array`` as ``dtype``: the one kind of array the compiled scores are compiled
+    for (a read-only or strided input would compile them again for its type)."""
+    return np.array(array, dtype=dtype, order="C")
 
-    def __init__(self, of_counts, of_rows):
-        self.of_counts, self.of_rows = of_counts, of_rows
+
+def _weights(sample_weight, n) -> np.ndarray:
+    """The row weights the compiled scores take: ones without ``sample_weight``."""
+    return np.ones(n) if sample_weight is None else _compiled(sample_weight, np.float64)
+
+
+def _loops():
+    """The compiled scoring (``ovn_cvx._rule_loops``), imported at the first rule search: numba's start-up (~0.4 s)
+    is not paid by ``import ovn_cvx`` or by fits that learn no rule."""
+    from . import _rule_loops
+
+    return _rule_loops
+
+
+class RowScorer:
+    """The row-wise metric λ · Jaccard + (1 − λ) · (1 − Hamming loss) of ``jaccard_weight`` λ (1: Jaccard, 0: 1 −
+    Hamming loss), a (w-weighted) mean over rows of a score of each row's counts, compiled (``ovn_cvx._rule_loops``:
+    one summation order, so equal predictions score bit for bit the same). Called as the other scorers, on T, P and
+    w (P may carry leading axes); the threshold rules of the search are scored from their row counts directly
+    (``_Search._batch``, ``_Search._label_trials``)."""
+
+    def __init__(self, jaccard_weight):
+        self.jaccard_weight = float(jaccard_weight)
 
     def __call__(self, T, P, w):
-        return self.of_counts(_count(T & P), _count(P), _count(T), T.shape[-1], w)
-
-
-def _jaccard_rows(common, predicted, true, n_labels):
-    return _ratio(common, predicted + true - common)
-
-
-def _hamming_loss_rows(common, predicted, true, n_labels):
-    return (predicted + true - 2 * common) / n_labels
-
-
-def _hamming_rows(common, predicted, true, n_labels):
-    return 1.0 - _hamming_loss_rows(common, predicted, true, n_labels)
-
-
-def _jaccard_counts(common, predicted, true, n_labels, w):
-    return _mean(_jaccard_rows(common, predicted, true, n_labels), w)
-
-
-def _hamming_counts(common, predicted, true, n_labels, w):
-    return 1.0 - _mean(_hamming_loss_rows(common, predicted, true, n_labels), w)
+        P = np.asarray(P, dtype=bool)
+        scores = _loops().prediction_scores(_compiled(T, bool), _compiled(P.reshape(-1, *P.shape[-2:]), bool),
+                                   _weights(w, P.shape[-2]), self.jaccard_weight)
+        return scores.reshape(P.shape[:-2]) if P.ndim > 2 else scores[0]
 
 
 def _f1_micro(T, P, w):
@@ -93,21 +83,18 @@ def _f1_macro(T, P, w):
 #: the metrics a rule can be chosen by, each "higher is better", on boolean truth T and predictions P (n×K) with
 #: row weights w: scikit-learn's ``jaccard_score(average="samples")``, ``f1_score(average="micro"/"macro")`` and
 #: 1 − ``hamming_loss``, with ``zero_division=1`` (a row or label with neither true nor predicted labels is a perfect
-#: match). Written on numpy counts because the search scores thousands of candidates and scikit-learn's input checks
-#: cost milliseconds a call; P may carry leading axes (a batch of candidates' predictions, one score each).
-#: tests/test_estimator_rules.py checks every one against scikit-learn.
-SCORERS = {"jaccard": RowScorer(_jaccard_counts, _jaccard_rows), "f1_micro": _f1_micro, "f1_macro": _f1_macro,
-           "hamming": RowScorer(_hamming_counts, _hamming_rows)}
+#: match). Written on counts (compiled for the row-wise ones, ``RowScorer``; numpy for the F1 scores) because the
+#: search scores thousands of candidates and scikit-learn's input checks cost milliseconds a call; P may carry leading
+#: axes (a batch of candidates' predictions, one score each). tests/test_estimator_rules.py checks every one against
+#: scikit-learn.
+SCORERS = {"jaccard": RowScorer(1.0), "f1_micro": _f1_micro, "f1_macro": _f1_macro, "hamming": RowScorer(0.0)}
 
 
 def scorer(scoring):
     """The metric of ``scoring``: a key of ``SCORERS``, or a Jaccard weight λ in [0, 1], the trade λ · Jaccard +
     (1 − λ) · (1 − Hamming loss) (1: "jaccard", 0: "hamming"). A ValueError naming ``rule_scoring`` otherwise."""
     if is_jaccard_weight(scoring):
-        def trade(jaccard, hamming):
-            return lambda *counts: scoring * jaccard(*counts) + (1.0 - scoring) * hamming(*counts)
-
-        return RowScorer(trade(_jaccard_counts, _hamming_counts), trade(_jaccard_rows, _hamming_rows))
+        return RowScorer(scoring)
     if isinstance(scoring, str) and scoring in SCORERS:
         return SCORERS[scoring]
     raise ValueError(f"rule_scoring must be one of {sorted(SCORERS)} or a Jaccard weight in [0, 1] (the trade "
@@ -127,11 +114,22 @@ def outweighs_noise(differences) -> bool:
 N_CANDIDATES = 40
 
 
+@lru_cache(maxsize=32)
+def _quantile_positions(n: int) -> np.ndarray:
+    """The positions in n sorted values of numpy's ``N_CANDIDATES`` "nearest" quantiles: the quantiles of 0 … n − 1
+    (they depend on n alone), so that a search sorts its values once instead of asking numpy for the quantiles."""
+    positions = np.quantile(np.arange(n, dtype=np.float64), np.linspace(0.0, 1.0, N_CANDIDATES), method="nearest")
+    positions = positions.astype(np.intp)
+    positions.setflags(write=False)  # shared by every search of n values
+    return positions
+
+
 def _candidates(values) -> np.ndarray:
     """Thresholds to try on ``values``: quantiles that are data values (not the ``NEVER`` of a label left out of a
-    fit), and the largest float (never the label)."""
-    values = values[values > NEVER]
-    grid = np.quantile(values, np.linspace(0.0, 1.0, N_CANDIDATES), method="nearest") if values.size else []
+    fit, ``np.quantile(values, np.linspace(0, 1, N_CANDIDATES), method="nearest")``), and the largest float (never
+    the label)."""
+    values = np.sort(values[values > NEVER])
+    grid = values[_quantile_positions(values.size)] if values.size else []
     return np.append(np.unique(grid), np.finfo(np.float64).max)
 
 
@@ -291,75 +289,54 @@ class _Search:
                 one("expected score", DecisionRule(calibration=calibration, utility=self.scoring, fallback=fallback))
         start = best["global threshold"][1].threshold
         candidates = {k: _candidates(F[:, k]) for k in labels}
+        bounds = {k: at_least_bound(values) for k, values in candidates.items()}
         for fallback in (True, False):
             thresholds = np.full(F.shape[1], start)
-            P = DecisionRule(thresholds, fallback=fallback).predict(F)
-            current = self.score_of(truth, P, sample_weight)
+            current = self.score_of(truth, DecisionRule(thresholds, fallback=fallback).predict(F), sample_weight)
             consider("per-label thresholds", [current], lambda _: DecisionRule(thresholds, fallback=fallback))
             for _ in range(2):
                 for k in labels:
-                    trials = np.repeat(thresholds[None, :], candidates[k].size, axis=0)
-                    trials[:, k] = candidates[k]
-                    values, rights = self._label_trials(rows, trials, k, fallback)
+                    trials, values, rights, right = self._label_trials(rows, thresholds, k, candidates[k], bounds[k],
+                                                                          fallback)
                     consider("per-label thresholds", values, lambda j: DecisionRule(trials[j], fallback=fallback))
                     # ties of the metric go to the threshold that gets more entries of label k right: a row without
                     # labels scores only once every label is right, which no single label's move can show
                     tied = np.flatnonzero(values == values.max())
                     chosen = tied[np.argmax(rights[tied])]  # the first maximum of (value, right)
-                    if (values[chosen], rights[chosen]) > (current, _right(P, truth, k, sample_weight)):
+                    if (values[chosen], rights[chosen]) > (current, right):
                         current, thresholds = values[chosen], trials[chosen]
-                        P = DecisionRule(thresholds, fallback=fallback).predict(F)
         return {family: best[family] for family in FAMILIES if family in best}
 
-    def _label_trials(self, rows, trials, k, fallback):
-        """``_batch`` of the per-label thresholds ``trials`` (C×K) on ``rows`` (:class:`_Rows`), which differ only in
-        label k's: for a ``RowScorer`` from each trial's row counts without the C×n×K predictions (the same numbers).
-        Each trial's score is the score with label k off everywhere plus the cumulative change of the rows it turns
-        on, the rows sorted by f_k (O(n log n), not O(C n)); the trials within round-off of the best are scored again
-        exactly as the full predictions would be (``_exact_label_trials``, one trial per distinct prediction), so
-        that equal predictions score bit for bit the same and ties are broken as without the screening."""
+    def _label_trials(self, rows, thresholds, k, candidates, bounds, fallback):
+        """(trials, scores, rights, right): the per-label thresholds ``trials`` (C×K) that move label k's of
+        ``thresholds`` to each of ``candidates`` (whose ``at_least_bound`` are ``bounds``), their ``_batch`` scores on
+        ``rows`` (:class:`_Rows`) with the share of rows each gets right in label k, and that share of ``thresholds``
+        themselves. For a ``RowScorer`` compiled from each trial's row counts (``_rule_loops.label_trials``: O(n) a
+        trial, the same numbers as the full predictions; the shares of the trials of the largest score only, the tie
+        rule reads no others)."""
+        trials = np.repeat(thresholds[None, :], candidates.size, axis=0)
+        trials[:, k] = candidates
         if not isinstance(self.score_of, RowScorer):
-            return self._batch(rows, trials, lambda t: t[:, None, :], fallback, label=k)
-        counts = _LabelCounts(rows, trials[0], k, fallback)
-        n_labels, truth_k = rows.F.shape[1], rows.truth[:, k]
-        off = self.score_of.of_rows(counts.common, counts.predicted, rows.true, n_labels)
-        on = self.score_of.of_rows(counts.rest_common + truth_k, counts.rest_predicted + 1, rows.true, n_labels)
-        right_off = counts.label_off == truth_k
-        first_on = rows.first_at_least(k, trials[:, k])
-        changes = rows.after(k, np.column_stack([on - off, truth_k.astype(float) - right_off]))[first_on]
-        values = rows.w @ off + changes[:, 0]
-        rights = rows.w @ right_off + changes[:, 1]
-        near = np.flatnonzero(values >= values.max() - 1e-9)
-        _, representative, index = np.unique(first_on[near], return_index=True, return_inverse=True)
-        exact_values, exact_rights = self._exact_label_trials(rows, counts, trials[near[representative]], k)
-        values[near], rights[near] = exact_values[index], exact_rights[index]
-        return values, rights
-
-    def _exact_label_trials(self, rows, counts, trials, k):
-        """The scores of the per-label thresholds ``trials`` from their row counts (C×n), and the share of rows each
-        gets right in label k: the same numbers as the trials' full predictions give."""
-        column = at_least(rows.F[:, k], trials[:, k, None])  # C×n
-        common = counts.rest_common + (column & rows.truth[:, k])
-        predicted = counts.rest_predicted + column
-        label_k = column
-        if counts.empty is not None:  # a row with no label gets its argmax label
-            empty = ~column & counts.empty
-            common, predicted = rows.fall_back(common, predicted, empty)
-            label_k = np.where(empty, rows.top[:, k], column)
-        values = self.score_of.of_counts(common, predicted, rows.true, rows.F.shape[1], rows.sample_weight)
-        return values, _mean(label_k == rows.truth[:, k], rows.sample_weight)
+            values, rights = self._batch(rows, trials, lambda t: t[:, None, :], fallback, label=k)
+            P = DecisionRule(thresholds, fallback=fallback).predict(rows.F)
+            return trials, values, rights, _right(P, rows.truth, k, rows.sample_weight)
+        values, rights = _loops().label_trials(rows.F, rows.truth, rows.top, rows.w, at_least_bound(thresholds), k,
+                                      bounds, fallback, self.score_of.jaccard_weight)
+        return trials, values, rights[:-1], rights[-1]
 
     def _batch(self, rows, params, thresholds_of, fallback, label=None):
         """The score of the threshold rule ``DecisionRule(thresholds_of(params[j:j+1])[0], fallback)`` for every j
         (its thresholds broadcast against F with a leading axis; chunks of at most 2^24 entries), and with ``label``
-        the share of rows each gets right in that label. For a ``RowScorer`` from the rules' row counts, without
-        their predictions (the same numbers)."""
+        the share of rows each gets right in that label. For a ``RowScorer`` compiled from the rules' row counts,
+        without their predictions (``_rule_loops.threshold_scores``, the same numbers)."""
         values, rights = [], []
         step = max(1, 2**24 // rows.F.size)
         for start in range(0, len(params), step):
             thresholds = thresholds_of(params[start:start + step])
             if isinstance(self.score_of, RowScorer) and label is None:
-                values.append(self._threshold_scores(rows, thresholds, fallback))
+                bounds = at_least_bound(thresholds)[..., 0].reshape(len(thresholds), -1)  # one bound a row (or for all)
+                values.append(_loops().threshold_scores(rows.F, rows.truth, rows.top, rows.w, bounds, fallback,
+                                               self.score_of.jaccard_weight))
                 continue
             P = DecisionRule(thresholds, fallback=fallback).predict(rows.F)
             values.append(self.score_of(rows.truth, P, rows.sample_weight))
@@ -367,70 +344,15 @@ class _Search:
                 rights.append(_right(P, rows.truth, label, rows.sample_weight))
         return np.concatenate(values), (np.concatenate(rights) if label is not None else None)
 
-    def _threshold_scores(self, rows, thresholds, fallback):
-        """The ``RowScorer``'s score of each threshold rule from its row counts: |T ∩ P| and |P| of the labels at
-        least their thresholds, and of the argmax label in a row they leave empty (``fallback``)."""
-        labels = at_least(rows.F, thresholds)
-        common, predicted = _count(labels & rows.truth), _count(labels)
-        if fallback:
-            common, predicted = rows.fall_back(common, predicted, predicted == 0)
-        return self.score_of.of_counts(common, predicted, rows.true, rows.F.shape[1], rows.sample_weight)
-
 
 class _Rows:
-    """The values F, truth and weights of a rule search with what every family's trials share: the truth's size per
-    row, the argmax labels, the normalized weights ``w``, and per label the rows sorted by f_k."""
+    """The values F, truth and weights of a rule search, as the compiled scores take them: contiguous, the weights
+    ``w`` (ones without ``sample_weight``) and each row's argmax label ``top``."""
 
     def __init__(self, F, truth, sample_weight):
-        self.F, self.truth, self.sample_weight = F, truth, sample_weight
-        self.true = _count(truth)
-        self.top = argmax_labels(F)
-        self.top_common = _count(self.top & truth)
-        n = F.shape[0]
-        self.w = np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
-        self._sorted = {}
-
-    def _sort(self, k):
-        """(label k's row order by f_k, the sorted f_k), computed once."""
-        if k not in self._sorted:
-            order = np.argsort(self.F[:, k], kind="stable")
-            self._sorted[k] = order, self.F[order, k]
-        return self._sorted[k]
-
-    def fall_back(self, common, predicted, empty):
-        """The counts |T ∩ P| and |P| with each ``empty`` row given its argmax label (the fallback)."""
-        return np.where(empty, self.top_common, common), np.where(empty, 1, predicted)
-
-    def first_at_least(self, k, thresholds) -> np.ndarray:
-        """Per threshold, the position in label k's sorted rows from which f_k is at least it (``at_least``)."""
-        return np.searchsorted(self._sort(k)[1], at_least_bound(thresholds), side="left")
-
-    def after(self, k, change) -> np.ndarray:
-        """Σ of the w-weighted ``change`` (n×c) over the rows from each position of label k's sorted rows on
-        ((n + 1)×c, the last row 0)."""
-        order = self._sort(k)[0]
-        tail = np.cumsum((self.w[:, None] * change)[order[::-1]], axis=0)[::-1]
-        return np.vstack([tail, np.zeros((1, change.shape[1]))])
-
-
-class _LabelCounts:
-    """Per row, the counts the per-label threshold search needs when only label k's threshold moves: the other
-    labels' predictions at ``thresholds`` (``rest_common`` = |T ∩ P| and ``rest_predicted`` = |P| over them); with
-    the fallback the rows they leave empty (``empty``, else None); and with label k off (``common``, ``predicted``,
-    ``label_off``: whether the fallback gives the row label k)."""
-
-    def __init__(self, rows, thresholds, k, fallback):
-        labels = at_least(rows.F, thresholds)  # the other labels' predictions are the same in every trial
-        label_k = labels[:, k]
-        self.rest_common = _count(labels & rows.truth) - (label_k & rows.truth[:, k])
-        self.rest_predicted = _count(labels) - label_k
-        self.common, self.predicted = self.rest_common, self.rest_predicted
-        self.label_off = np.zeros(rows.F.shape[0], dtype=bool)
-        self.empty = None
-        if fallback:
-            self.empty = self.rest_predicted == 0
-            self.common, self.predicted = rows.fall_back(self.rest_common, self.rest_predicted, self.empty)
-            self.label_off = self.empty & rows.top[:, k]
+        self.F, self.truth = _compiled(F, np.float64), _compiled(truth, bool)
+        self.sample_weight, self.w = sample_weight, _weights(sample_weight, F.shape[0])
+        self.top = argmax_index(F)
 
 
 def _right(P, truth, k, sample_weight):

@@ -14,7 +14,7 @@ from ovn_cvx import OvNClassifier, Problem
 from ovn_cvx._sklearn_compat import _own_fit_context
 from ovn_cvx.estimator import AUTO_BETA, kernel_scale
 from ovn_cvx.exceptions import DegenerateLabelWarning
-from ovn_cvx.labels import DecisionRule, UTILITIES, expected_best_labels, utility_function
+from ovn_cvx.labels import UTILITIES, DecisionRule, expected_best_labels, jaccard_weight
 from ovn_cvx.rules import SCORERS, _learner_predictions, _Search, learn_rule, outweighs_noise, scorer
 
 REFERENCE = "CLARABEL"
@@ -196,14 +196,13 @@ def test_rule_scoring_weight_trades_jaccard_against_hamming():
     assert scorer(0.0)(T, P, w) == pytest.approx(SCORERS["hamming"](T, P, w))
     trade = 0.25 * SCORERS["jaccard"](T, P, w) + 0.75 * SCORERS["hamming"](T, P, w)
     assert scorer(0.25)(T, P, w) == pytest.approx(trade)
-    a, b, m, K = 2, 1, 3, 6
-    assert utility_function(0.5)(a, b, m, K) == pytest.approx(0.5 * UTILITIES["jaccard"](a, b, m, K)
-                                                              + 0.5 * UTILITIES["hamming"](a, b, m, K))
+    assert UTILITIES == {"jaccard": 1.0, "hamming": 0.0}
+    assert [jaccard_weight(u) for u in ("jaccard", "hamming", 0.25, 1)] == [1.0, 0.0, 0.25, 1.0]
     for bad in (1.5, -0.1, True, "accuracy"):
         with pytest.raises(ValueError, match="rule_scoring"):
             scorer(bad)
         with pytest.raises(ValueError, match="utility"):
-            utility_function(bad)
+            jaccard_weight(bad)
 
 
 @pytest.mark.parametrize("fallback", [True, False])
@@ -216,7 +215,9 @@ def test_expected_best_labels_with_a_weight_is_the_best_label_set(fallback):
     chosen = expected_best_labels(P, 0.5, fallback)
     sets = [np.array(s, dtype=bool) for s in itertools.product([0, 1], repeat=4) if any(s) or not fallback]
     truths = [np.array(t, dtype=bool) for t in itertools.product([0, 1], repeat=4) if any(t) or not fallback]
-    u = utility_function(0.5)
+    def u(a, b, m, K):  # 0.5 · Jaccard + 0.5 · (1 − Hamming loss) of a row: a true of m predicted, b true missed
+        return 0.5 * (a / (m + b) if m + b > 0 else 1.0) + 0.5 * (1.0 - ((m - a) + b) / K)
+
     for p, c in zip(P, chosen):
         def expected(S):
             return sum(np.prod(np.where(t, p, 1 - p)) * u((S & t).sum(), (~S & t).sum(), S.sum(), 4) for t in truths)

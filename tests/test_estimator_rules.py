@@ -10,7 +10,8 @@ from sklearn.model_selection import KFold
 
 import ovn_cvx
 from ovn_cvx import Problem
-from ovn_cvx.labels import NEVER, TIE_TOL, UTILITIES, DecisionRule, at_least, expected_best_labels, predict_labels
+from ovn_cvx.labels import (NEVER, TIE_TOL, UTILITIES, DecisionRule, at_least, at_least_bound, expected_best_labels,
+                            predict_labels)
 from ovn_cvx.rules import SELECTIONS, learn_rule
 from ovn_cvx.testing import assert_matches_reference
 from _paper_settings import paper_model
@@ -525,14 +526,17 @@ def test_label_threshold_trials_from_row_counts_equal_the_full_predictions(scori
     generic = _Search(lambda T, P, weights: metric(T, P, weights), scoring, DecisionRule(), np.array([0, 1, 2, 4]))
     thresholds = np.array([0.3, 1.0, -0.2, 0.5, 0.8])
     for k in (0, 2, 4):
-        trials = np.repeat(thresholds[None, :], (candidates := _candidates(F[:, k])).size, axis=0)
-        trials[:, k] = candidates
+        candidates = _candidates(F[:, k])
         for weights in (None, w):
             rows = _Rows(F, truth, weights)
-            values, rights = fast._label_trials(rows, trials, k, fallback)
-            expected_values, expected_rights = generic._label_trials(rows, trials, k, fallback)
-            np.testing.assert_allclose(values, expected_values, rtol=0, atol=1e-14)
-            np.testing.assert_allclose(rights, expected_rights, rtol=0, atol=1e-14)
+            _, values, rights, right = fast._label_trials(rows, thresholds, k, candidates, at_least_bound(candidates),
+                                                          fallback)
+            _, expected_values, expected_rights, expected_right = generic._label_trials(
+                rows, thresholds, k, candidates, at_least_bound(candidates), fallback)
+            np.testing.assert_array_equal(values, expected_values)
+            best = values == values.max()  # the rights the tie rule reads
+            np.testing.assert_array_equal(rights[best], expected_rights[best])
+            assert right == expected_right
     assert np.ptp(values) > 0.01  # the candidates differ: the comparison is not between constants
 
 

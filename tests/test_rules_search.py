@@ -1,28 +1,37 @@
-"""The learned rule's search, made fast without changing its answer: the per-label threshold trials screened from
-sorted cumulative row scores (against the full predictions, bit for bit where ties are decided), and the row counts
-and weighted means (against numpy's). Platt's sigmoids of the expected-score rule: tests/test_platt.py."""
+"""The learned rule's search, made fast without changing its answer: every family's candidates scored from their
+row counts (against the full predictions, bit for bit where ties are decided), the candidate quantiles and
+weighted means (against numpy's). Platt's sigmoids of the expected-score rule: tests/test_platt.py."""
 import numpy as np
 import pytest
 
-from ovn_cvx.labels import NEVER, DecisionRule
-from ovn_cvx.rules import _candidates, _count, _mean, _Rows, _Search, learn_rule, scorer
+from ovn_cvx.labels import NEVER, DecisionRule, at_least_bound
+from ovn_cvx.rules import N_CANDIDATES, _candidates, _mean, _Rows, _Search, learn_rule, scorer
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_count_and_mean_are_numpys_bit_for_bit(weighted, monkeypatch):
+def test_mean_is_numpys_bit_for_bit(weighted):
     rng = np.random.default_rng(0)
     B = rng.random((7, 50, 6)) < 0.4
-    np.testing.assert_array_equal(_count(B), np.count_nonzero(B, axis=-1))
-    monkeypatch.setattr("ovn_cvx.rules.COUNT_BY_PRODUCT", B.size - 1)  # just below: numpy's count
-    np.testing.assert_array_equal(_count(B), np.count_nonzero(B, axis=-1))
-    assert _count(B).dtype == np.float64
     w = rng.random(50) if weighted else None
     for values in (B[..., 0], rng.random((7, 50)), rng.integers(0, 4, size=50) / 3):
         np.testing.assert_array_equal(_mean(values, w), np.average(values, weights=w, axis=-1))
 
 
+def test_candidates_are_numpys_nearest_quantiles():
+    """The candidates from one sort at cached positions are numpy's "nearest" quantiles of the known values (every
+    size from 1 to 300, repeated values, NEVER entries) and the largest float; no known value: that float alone."""
+    rng = np.random.default_rng(8)
+    for n in [*range(1, 301), 1211]:
+        values = np.round(rng.normal(size=n), int(rng.integers(0, 3)))
+        values[rng.random(n) < 0.1] = NEVER
+        known = values[values > NEVER]
+        expected = np.quantile(known, np.linspace(0, 1, N_CANDIDATES), method="nearest") if known.size else []
+        np.testing.assert_array_equal(_candidates(values), np.append(np.unique(expected), np.finfo(np.float64).max))
+    np.testing.assert_array_equal(_candidates(np.full(4, NEVER)), [np.finfo(np.float64).max])
+
+
 @pytest.mark.parametrize("scoring", ["jaccard", "hamming", 0.5])
-def test_screened_search_finds_the_rules_of_the_full_predictions(scoring):
+def test_search_from_row_counts_finds_the_rules_of_the_full_predictions(scoring):
     """Every family's best rule and score equal those of the search that scores every candidate on its full
     predictions (the oracle), bit for bit — on values rounded to one decimal, where many candidates tie."""
     rng = np.random.default_rng(11)
@@ -47,28 +56,30 @@ def test_screened_search_finds_the_rules_of_the_full_predictions(scoring):
                                       oracle["per-label thresholds"][1].threshold)
 
 
-def test_screened_trials_tie_bit_for_bit():
-    """The trials within round-off of the best are scored exactly as their full predictions; the others within
-    round-off of it — the screening decides nothing but which trials are re-scored."""
+def test_label_trials_tie_bit_for_bit():
+    """Trials with the same predictions score the same to the last bit as their full predictions do, so that the
+    tie rule (the first maximum of (score, rights)) decides as on the full predictions; the rights of the tied
+    best and of the thresholds as they are equal the full predictions'."""
     rng = np.random.default_rng(5)
     F = np.round(rng.normal(size=(90, 4)), 1)
     truth = rng.random((90, 4)) < 0.4
     metric = scorer(0.5)
     fast = _Search(metric, 0.5, DecisionRule(), np.arange(4))
     full = _Search(lambda T, P, weights: metric(T, P, weights), 0.5, DecisionRule(), np.arange(4))
-    rows = _Rows(F, truth, None)
-    for fallback in (True, False):
-        # each candidate and one 0.03 below it: the same predictions on values 0.1 apart, so every score ties
-        candidates = np.sort(np.concatenate([_candidates(F[:, 1])[:-1], _candidates(F[:, 1])[:-1] - 0.03]))
-        trials = np.repeat(np.array([[0.2, 0.5, -0.1, 0.4]]), candidates.size, axis=0)
-        trials[:, 1] = candidates
-        values, rights = fast._label_trials(rows, trials, 1, fallback)
-        expected_values, expected_rights = full._label_trials(rows, trials, 1, fallback)
-        near = expected_values >= expected_values.max() - 1e-9
-        assert near.sum() >= 2  # ties among the best: the case the exact re-scoring is for
-        np.testing.assert_array_equal(values[near], expected_values[near])
-        np.testing.assert_array_equal(rights[near], expected_rights[near])
-        np.testing.assert_allclose(values, expected_values, rtol=0, atol=1e-14)
+    thresholds = np.array([0.2, 0.5, -0.1, 0.4])
+    for weights in (None, rng.uniform(0.2, 3.0, size=90)):
+        rows = _Rows(F, truth, weights)
+        for fallback in (True, False):
+            # each candidate and one 0.03 below it: the same predictions on values 0.1 apart, so every score ties
+            candidates = np.sort(np.concatenate([_candidates(F[:, 1])[:-1], _candidates(F[:, 1])[:-1] - 0.03]))
+            ours = fast._label_trials(rows, thresholds, 1, candidates, at_least_bound(candidates), fallback)
+            oracle = full._label_trials(rows, thresholds, 1, candidates, at_least_bound(candidates), fallback)
+            np.testing.assert_array_equal(ours[0], oracle[0])
+            np.testing.assert_array_equal(ours[1], oracle[1])  # every score, bit for bit
+            tied = oracle[1] == oracle[1].max()
+            assert tied.sum() >= 2  # ties among the best: the case the tie rule is for
+            np.testing.assert_array_equal(ours[2][tied], oracle[2][tied])
+            assert ours[3] == oracle[3]
 
 
 def test_learned_rule_on_known_values_is_unchanged_by_the_weights_scale():

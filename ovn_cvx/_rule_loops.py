@@ -1,0 +1,247 @@
+"""The compiled loops of the decision rules: the rule search's scoring (``ovn_cvx.rules``) — the row-wise metrics
+example-based Jaccard, 1 − Hamming loss and the trade λ · Jaccard + (1 − λ) · (1 − Hamming loss) of label
+predictions, of threshold rules and of one label's threshold moves, each candidate scored exactly from its row
+counts — and the expected-score rule's best set sizes (``labels.expected_best_labels``).
+
+Every score is one definition (``_add_row``, ``_score``) with numpy's summation order (``_pairwise_sum``), so that
+equal predictions score bit for bit the same whichever entry point scored them (the search's ties depend on it) and
+as numpy's weighted mean of the row scores would (tests/test_rule_loops.py checks the match; were numpy's order to
+change, the scores would still agree among themselves). λ = 1 is Jaccard and λ = 0 is 1 − Hamming loss exactly (the
+other term is multiplied by 0). A comparison "value ≥ threshold" is ``value >= bound`` with the bounds of
+``labels.at_least_bound`` computed by the caller (one tie rule).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: ``_pairwise_sum`` adds blocks of up to this many values in 8 lanes, as numpy's pairwise summation
+BLOCK = 128
+
+
+@njit(cache=True)
+def _block_sum(a, start, n):
+    """The sum of a[start:start + n], n ≤ ``BLOCK``, as numpy adds a block: in 8 interleaved lanes from 8 values on."""
+    if n < 8:
+        total = 0.0
+        for i in range(start, start + n):
+            total += a[i]
+        return total
+    r0, r1, r2, r3, r4, r5, r6, r7 = a[start], a[start + 1], a[start + 2], a[start + 3], a[start + 4], \
+        a[start + 5], a[start + 6], a[start + 7]
+    end = start + n - n % 8
+    for i in range(start + 8, end, 8):
+        r0, r1, r2, r3 = r0 + a[i], r1 + a[i + 1], r2 + a[i + 2], r3 + a[i + 3]
+        r4, r5, r6, r7 = r4 + a[i + 4], r5 + a[i + 5], r6 + a[i + 6], r7 + a[i + 7]
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(end, start + n):
+        total += a[i]
+    return total
+
+
+@njit(cache=True)
+def _scratch():
+    """The work arrays of ``_pairwise_sum``: its stack of tasks (start and size of a sum; size −1: add the two sums
+    on top of the value stack) and of values, deep enough for any array (the size halves at each level)."""
+    return np.empty((2, 192), np.int64), np.empty(64)
+
+
+@njit(cache=True)
+def _pairwise_sum(a, start, n, work):
+    """The sum of a[start:start + n] in numpy's order (``np.add.reduce`` on contiguous float64: the sum of the two
+    halves, the first of a multiple of 8 values, down to blocks of ``BLOCK``, ``_block_sum``), so that it equals
+    ``a[start:start + n].sum()`` bit for bit (tests/test_rules_search.py). The halving runs on the explicit stacks
+    ``work`` (``_scratch``): numba's cache does not load recursive functions reliably."""
+    if n <= BLOCK:
+        return _block_sum(a, start, n)
+    task, values = work
+    tasks, depth = 1, 0
+    task[0, 0], task[1, 0] = start, n
+    while tasks > 0:
+        tasks -= 1
+        s, m = task[0, tasks], task[1, tasks]
+        if m < 0:
+            depth -= 1
+            values[depth - 1] += values[depth]
+        elif m <= BLOCK:
+            values[depth] = _block_sum(a, s, m)
+            depth += 1
+        else:
+            half = m // 2
+            half -= half % 8
+            task[1, tasks] = -1
+            task[0, tasks + 1], task[1, tasks + 1] = s + half, m - half
+            task[0, tasks + 2], task[1, tasks + 2] = s, half
+            tasks += 3
+    return values[0]
+
+
+@njit(cache=True)
+def _row_scores(w, n_labels):
+    """What a scoring pass works in: the rows' weighted Jaccard and Hamming loss (2×n, filled by ``_add_row``), the
+    tables of those scores by the counts (Jaccard |T ∩ P| / |T ∪ P| by both counts, 1 when the union is empty; Hamming
+    loss by |T Δ P|, the same divisions the row scores take), the stacks of ``_pairwise_sum`` and the total weight."""
+    jaccard = np.ones((n_labels + 1, 2 * n_labels + 1))
+    for common in range(n_labels + 1):
+        for union in range(1, 2 * n_labels + 1):
+            jaccard[common, union] = float(common) / float(union)
+    hamming_loss = np.arange(2 * n_labels + 1) / float(n_labels)
+    work = _scratch()
+    return np.empty((2, w.size)), jaccard, hamming_loss, work, _pairwise_sum(w, 0, w.size, work)
+
+
+@njit(cache=True)
+def _add_row(scores, i, common, predicted, true, weight):
+    """Row i's w-weighted Jaccard and Hamming loss from its counts |T ∩ P|, |P| and |T| into ``scores``
+    (``_row_scores``)."""
+    rows, jaccard, hamming_loss = scores[0], scores[1], scores[2]
+    rows[0, i] = weight * jaccard[common, predicted + true - common]
+    rows[1, i] = weight * hamming_loss[predicted + true - 2 * common]
+
+
+@njit(cache=True, error_model="numpy")
+def _score(scores, jaccard_weight):
+    """λ · (weighted mean Jaccard) + (1 − λ) · (1 − weighted mean Hamming loss) of the ``_add_row`` rows."""
+    rows, work, total_weight = scores[0], scores[3], scores[4]
+    n = rows.shape[1]
+    jaccard = _pairwise_sum(rows[0], 0, n, work) / total_weight
+    hamming_loss = _pairwise_sum(rows[1], 0, n, work) / total_weight
+    return jaccard_weight * jaccard + (1.0 - jaccard_weight) * (1.0 - hamming_loss)
+
+
+@njit(cache=True)
+def prediction_scores(truth, predictions, w, jaccard_weight):
+    """The score of each boolean prediction matrix ``predictions[c]`` (C×n×K) against ``truth`` (n×K), rows weighted
+    by ``w``."""
+    C, n, K = predictions.shape
+    out, scores = np.empty(C), _row_scores(w, K)
+    for c in range(C):
+        for i in range(n):
+            common, predicted, true = 0, 0, 0
+            for k in range(K):
+                common += truth[i, k] and predictions[c, i, k]
+                predicted += predictions[c, i, k]
+                true += truth[i, k]
+            _add_row(scores, i, common, predicted, true, w[i])
+        out[c] = _score(scores, jaccard_weight)
+    return out
+
+
+@njit(cache=True)
+def threshold_scores(F, truth, top, w, bounds, fallback, jaccard_weight):
+    """The score of each threshold rule c: label k of row i predicted when F[i, k] ≥ ``bounds[c, i]`` (C×n, or C×1:
+    one bound for every row); with ``fallback`` a row left empty gets its argmax label ``top[i]``."""
+    C, n, K = bounds.shape[0], F.shape[0], F.shape[1]
+    by_row = bounds.shape[1] > 1
+    out, scores, true = np.empty(C), _row_scores(w, K), _row_counts(truth)
+    for c in range(C):
+        for i in range(n):
+            bound = bounds[c, i if by_row else 0]
+            common, predicted = 0, 0
+            for k in range(K):
+                on = F[i, k] >= bound
+                common += on & truth[i, k]
+                predicted += on
+            if fallback and predicted == 0:
+                common, predicted = int(truth[i, top[i]]), 1
+            _add_row(scores, i, common, predicted, true[i], w[i])
+        out[c] = _score(scores, jaccard_weight)
+    return out
+
+
+@njit(cache=True)
+def _row_counts(truth):
+    """|T| of each row."""
+    true = np.zeros(truth.shape[0], np.int64)
+    for i in range(truth.shape[0]):
+        for k in range(truth.shape[1]):
+            true[i] += truth[i, k]
+    return true
+
+
+@njit(cache=True, error_model="numpy")
+def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccard_weight):
+    """Label k's threshold moves: for each candidate c, the score of the per-label thresholds whose bounds are
+    ``bounds`` (K) but ``candidate_bounds[c]`` for label k, and the weighted share of rows it gets label k right in
+    (for the candidates of the largest score only, NaN for the others: the tie rule reads no others); last, that
+    share at ``bounds[k]`` (the thresholds as they are). The other labels' row counts are the same in every trial,
+    and a trial's row scores are the previous trial's but in the rows where label k turns on or off: O(nK) once,
+    then O(n) comparisons and the sums a trial."""
+    n, K = F.shape
+    rest_common, rest_predicted, true = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    for i in range(n):
+        for j in range(K):
+            true[i] += truth[i, j]
+            if j != k and F[i, j] >= bounds[j]:
+                rest_common[i] += truth[i, j]
+                rest_predicted[i] += 1
+    C = candidate_bounds.size
+    values, scores, label_on = np.empty(C), _row_scores(w, K), np.empty(n, np.bool_)
+    for c in range(C):
+        for i in range(n):
+            on = F[i, k] >= candidate_bounds[c]
+            if c > 0 and on == label_on[i]:
+                continue
+            label_on[i] = on
+            common, predicted = rest_common[i] + (on and truth[i, k]), rest_predicted[i] + on
+            if fallback and predicted == 0:
+                common, predicted = int(truth[i, top[i]]), 1
+            _add_row(scores, i, common, predicted, true[i], w[i])
+        values[c] = _score(scores, jaccard_weight)
+    rights, right = np.full(C + 1, np.nan), np.empty(n)
+    largest = values.max() if C > 0 else 0.0
+    for c in range(C + 1):
+        if c < C and values[c] != largest:
+            continue
+        bound = candidate_bounds[c] if c < C else bounds[k]
+        for i in range(n):
+            label_k = F[i, k] >= bound
+            if fallback and not label_k and rest_predicted[i] == 0:
+                label_k = top[i] == k
+            right[i] = w[i] * (label_k == truth[i, k])
+        rights[c] = _pairwise_sum(right, 0, n, scores[3]) / scores[4]
+    return values, rights
+
+
+@njit(cache=True)
+def _add_bernoulli(pmf, source, p, size):
+    """``pmf[:size + 1]``: the distribution of a count after one more independent Bernoulli(p), from its distribution
+    ``source[:size]`` (P(count = j) for j < size); ``pmf`` may be ``source`` (updated from the top down)."""
+    pmf[size] = 0.0 + source[size - 1] * p
+    for j in range(size - 1, 0, -1):
+        pmf[j] = source[j] * (1.0 - p) + source[j - 1] * p
+    pmf[0] = source[0] * (1.0 - p)
+
+
+@njit(cache=True)
+def expected_best_sizes(sorted_p, jaccard_weight, fallback):
+    """Per row of ``sorted_p`` (n×K, each row's label probabilities in decreasing order), the number m of most
+    probable labels whose set has the largest expected λ · Jaccard + (1 − λ) · (1 − Hamming loss) (λ =
+    ``jaccard_weight``) when the labels are independent: ``labels.expected_best_labels`` (docs/theory.md §5.1)."""
+    n, K = sorted_p.shape
+    utility = np.empty((K + 1, K + 1, K + 1))  # utility[m, a, b]: a true labels in a set of m, b true outside
+    for m in range(K + 1):
+        for a in range(m + 1):
+            for b in range(K - m + 1):
+                jaccard = a / max(m + b, 1) if m + b > 0 else 1.0
+                utility[m, a, b] = jaccard_weight * jaccard + (1.0 - jaccard_weight) * (1.0 - ((m - a) + b) / K)
+    best = np.zeros(n, np.int64)
+    outside, inside = np.zeros((K + 1, K + 1)), np.zeros(K + 1)
+    for i in range(n):
+        outside[K, 0] = 1.0  # outside[m]: the count of true labels among the K − m least probable
+        for m in range(K - 1, -1, -1):
+            _add_bernoulli(outside[m], outside[m + 1], sorted_p[i, m], K - m)
+        inside[0] = 1.0  # the count of true labels among the m most probable
+        best_value = -np.inf
+        for m in range(K + 1):
+            value = 0.0
+            for a in range(m + 1):
+                for b in range(K - m + 1):
+                    value += inside[a] * utility[m, a, b] * outside[m, b]
+            if fallback:  # given a nonempty truth: the common factor 1 / (1 − P(empty)) does not move the argmax
+                value -= inside[0] * outside[m, 0] * utility[m, 0, 0]
+            if (m > 0 or not fallback) and value > best_value + 1e-12:  # ties go to the smaller set
+                best_value, best[i] = value, m
+            if m < K:
+                _add_bernoulli(inside, inside, sorted_p[i, m], m + 1)
+    return best
