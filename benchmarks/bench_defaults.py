@@ -19,8 +19,8 @@ defaults' baseline); ``OvR SVC``: ``OneVsRestClassifier(SVC(kernel=kernel))`` (C
 ``nothing``: no label for every row (multilabel) or the most frequent class (multiclass, scikit-learn's
 ``DummyClassifier``). Metrics on the test rows: example-based Jaccard (scikit-learn's ``jaccard_score(average=
 "samples", zero_division=1)``: a row with neither true nor predicted labels counts 1), Hamming loss, accuracy
-(multilabel: the exact-set accuracy), predicted labels a row, fit time (seconds, the whole pipeline; with a kernel
-and ``--n-jobs 1`` after one untimed kernel fit, which loads the dual decomposition's compiled loops).
+(multilabel: the exact-set accuracy), predicted labels a row, fit time (seconds, the whole pipeline; with
+``--n-jobs 1`` after one untimed fit that loads the compiled loops, ``warm_up``).
 
 ``--stages``: instead of the cells, the default fit's seconds by stage (input checks, the problem with κ₀, the solves,
 the internal folds' fits, the rule search; ``STAGES``) and in total against the baseline's fit, on each data set's
@@ -184,12 +184,13 @@ SAME_FOR_CLASSES = ("rest free-b paper-rule b2", "rest SwHb paper-rule b2", "res
 
 
 def warm_up() -> None:
-    """One small kernel fit before the timed cells: the dual decomposition's compiled loops are loaded (or compiled)
-    by the first kernel fit of a process, which would otherwise be timed in the first RBF cell (up to 50 s)."""
+    """One small kernel fit with the learned rule before the timed cells: the compiled loops (the dual
+    decomposition's, the rule search's) are loaded, or compiled, by the first fit of a process that uses them, which
+    would otherwise be timed in the first cell (numba's start-up ~0.4 s; compiling after installation up to 50 s)."""
     X, Y = make_multilabel_classification(n_samples=40, n_features=5, n_classes=3, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        OvNClassifier(kernel="rbf", decision_rule="paper").fit(X, Y)
+        OvNClassifier(kernel="rbf").fit(X, Y)
 
 
 def cells(data_sets, kernels, seeds, models):
@@ -294,8 +295,7 @@ def main(argv=None) -> pd.DataFrame:
                              "max(repeats, 3))")
     args = parser.parse_args(argv)
     if args.stages:
-        if any(kernel != "linear" for kernel in args.kernels):
-            warm_up()
+        warm_up()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             frame = pd.DataFrame([stage_times(data, kernel, max(args.repeats, 3)) for kernel in args.kernels
@@ -304,7 +304,7 @@ def main(argv=None) -> pd.DataFrame:
         return frame
     models = [f"OvN {name}" for name in args.settings] + list(args.baselines)
     todo = list(cells(args.data, args.kernels, args.seeds, models))
-    if args.n_jobs == 1 and any(kernel != "linear" for kernel in args.kernels):
+    if args.n_jobs == 1:
         warm_up()
     started = time.perf_counter()
     rows = []
