@@ -294,6 +294,33 @@ def test_trivial_solution_warns():
         paper_model("HwHb", solver=REFERENCE).fit(X, Y)
 
 
+@pytest.mark.degenerate_labels
+def test_degenerate_labels_are_those_spread_at_most_the_limit(multiclass_data, monkeypatch):
+    """A label is degenerate when its training decision values spread (max − min) at most TRIVIAL_SPREAD. Moving the
+    limit onto the spread of an ordinary label makes it degenerate (just inside: ≤, not <); one ulp below, it is
+    not (just outside). Label 1 of these data is degenerate at the real limit (w_1 = 0 to round-off)."""
+    X, Y = multiclass_data
+    spreads = []
+    keep = OvNClassifier._degenerate_labels
+
+    def record(self, result, F):
+        spreads.append(np.ptp(F, axis=0))
+        return keep(self, result, F)
+
+    monkeypatch.setattr(OvNClassifier, "_degenerate_labels", record)
+    model = paper_model().fit(X, Y)
+    spread = spreads[-1]
+    np.testing.assert_allclose(spread, np.ptp(model.decision_function(X), axis=0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(model.degenerate_labels_, [1])
+    assert spread[1] <= ovn_cvx.estimator.TRIVIAL_SPREAD < spread[[0, 2]].min()
+    k = 2 if spread[2] < spread[0] else 0
+    monkeypatch.setattr(ovn_cvx.estimator, "TRIVIAL_SPREAD", spread[k])
+    np.testing.assert_array_equal(paper_model().fit(X, Y).degenerate_labels_, sorted([1, k]))
+    monkeypatch.setattr(ovn_cvx.estimator, "TRIVIAL_SPREAD", np.nextafter(spread[k], 0.0))
+    np.testing.assert_array_equal(paper_model().fit(X, Y).degenerate_labels_, [1])
+    assert [s[k] for s in spreads] == [spread[k]] * 3  # the same fit each time: the limit decided, not the data
+
+
 def test_max_iter_warns_and_missing_solution_raises(multiclass_data, monkeypatch):
     X, Y = multiclass_data
     with pytest.warns(ConvergenceWarning, match="max_iter"):
