@@ -235,9 +235,10 @@ def test_boundary_is_a_top_two_gap_of_twice_tie_tol_or_a_value_tie_tol_from_the_
     not on the boundary: it counts as a decided row (a disagreement), never excused."""
     tie = 1e-6
     wider = np.nextafter(2 * tie, 1.0)
-    F = np.array([[2 * tie, 0.0, -1.0], [wider, 0.0, -1.0], [-5.0, 2 * tie, 0.0], [0.0, np.nan, -1.0]])
+    F = np.array([[2 * tie, 0.0, -1.0], [wider, 0.0, -1.0], [-5.0, 2 * tie, 0.0], [0.0, np.nan, -1.0],
+                  [1.0, -3.0, -5.0]])  # the last at the multilabel threshold 1, which a class label ignores
     multiclass = Problem(*multiclass_data)
-    np.testing.assert_array_equal(on_boundary(multiclass, F, tie_tol=tie), [True, False, True, False])
+    np.testing.assert_array_equal(on_boundary(multiclass, F, tie_tol=tie), [True, False, True, False, False])
     X, Y, _ = multilabel_data
     multilabel = Problem(X, Y)
     G = np.array([[-3.0, tie, 1.0, 2.0], [-3.0, -tie, 1.0, 2.0], [-3.0, np.nextafter(tie, 1.0), 1.0, 2.0],
