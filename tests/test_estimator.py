@@ -280,6 +280,37 @@ def test_support_vectors_are_the_nonnegative_residual_pairs(multilabel_data):
                                                                                 minlength=4)).all()
 
 
+def test_support_vectors_are_the_pairs_at_least_minus_the_limit(multiclass_data, monkeypatch):
+    """A pair is a support vector when its residual is ≥ −SUPPORT_TOL. Moving the limit onto the residual of the
+    nearest pair outside the margin adds exactly that pair (just inside: ≥, not >); one ulp short of it, not (just
+    outside)."""
+    X, Y = multiclass_data
+    residuals, problems = [], []
+    keep = ovn_cvx.estimator.pair_residuals
+
+    def record(problem, F):
+        residuals.append(keep(problem, F))
+        problems.append(problem)
+        return residuals[-1]
+
+    monkeypatch.setattr(ovn_cvx.estimator, "pair_residuals", record)
+    model = paper_model(negatives="rest").fit(X, Y)
+    r = residuals[-1]
+    pairs = problems[-1].pairs
+    inside = r >= -ovn_cvx.estimator.SUPPORT_TOL
+    np.testing.assert_array_equal(model.n_support_, np.bincount(pairs.label[inside], minlength=3))
+    nearest = np.flatnonzero(r == r[~inside].max())
+    assert nearest.size == 1 and r[nearest[0]] < -1e-4  # a clear gap: the limit alone decides below
+    for limit, added in [(-r[nearest[0]], True), (np.nextafter(-r[nearest[0]], 0.0), False)]:
+        monkeypatch.setattr(ovn_cvx.estimator, "SUPPORT_TOL", limit)
+        moved = paper_model(negatives="rest").fit(X, Y)
+        np.testing.assert_array_equal(residuals[-1], r)  # the same fit: the limit decided, not the data
+        expected = inside.copy()
+        expected[nearest] = added
+        np.testing.assert_array_equal(moved.n_support_, np.bincount(pairs.label[expected], minlength=3))
+        np.testing.assert_array_equal(moved.support_, pairs.sample[expected])
+
+
 @pytest.mark.degenerate_labels
 def test_trivial_solution_warns():
     """docs/theory.md §3.4: with a tiny soft-bias penalty the optimum is W = 0, b = 1 (F* = γK²): warn."""
