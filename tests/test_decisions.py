@@ -396,6 +396,20 @@ def test_multilabel_threshold_counts_values_within_the_tie_tolerance():
                                   [True, False])
 
 
+def test_the_argmax_is_the_first_label_within_the_tie_tolerance_of_the_largest_value():
+    """Multiclass prediction (and the multilabel fallback): the first label whose value is within TIE_TOL·max(1, |m|)
+    of the row's largest value m (docs/theory.md §5), so round-off does not pick the class: at that distance exactly
+    the first label, one ulp further the largest; relative beyond |m| = 1."""
+    from ovn_cvx.labels import TIE_TOL, predict_labels
+    for m in (1.0, -0.5, 1e4):
+        near = m - TIE_TOL * max(1.0, abs(m))
+        F = np.array([[near, m, -3.0], [np.nextafter(near, -np.inf), m, -3.0], [-3.0, m, near]])
+        expected = np.array([[True, False, False], [False, True, False], [False, True, False]])
+        np.testing.assert_array_equal(predict_labels(F, multilabel=False), expected)
+        fallback = predict_labels(F, multilabel=True, threshold=m + 1.0)  # no label passes: the argmax
+        np.testing.assert_array_equal(fallback, expected)
+
+
 def test_the_argmax_is_added_only_to_an_empty_label_set():
     """Per-label thresholds: a row whose largest value is below its own threshold while another label passes its
     threshold gets that label only; a row with no label at all gets the argmax (the documented fallback)."""
