@@ -248,6 +248,19 @@ def test_class_weight_multilabel_per_label(multiclass_data):
         paper_model(class_weight={"a": 1.0}).fit(X, Y)
 
 
+@pytest.mark.degenerate_labels  # a class weighed down to 1e-3 has w ≈ 0
+@pytest.mark.parametrize("labels", ["classes", "indicator"])
+def test_class_weight_must_be_positive_and_finite(multiclass_data, labels):
+    """A class weight of 0 would drop the class's pairs (its samples, for class labels) without a word: refused with
+    the other non-positive and non-finite ones, naming class_weight; a small positive one keeps the class."""
+    X, Y = multiclass_data
+    y = np.argmax(Y, axis=1) if labels == "classes" else Y
+    for weight in (0.0, -0.0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match=r"class_weight must give positive finite weights, got \[.*, 1.0, 1.0\]"):
+            paper_model(class_weight={0: weight}).fit(X, y)
+    np.testing.assert_array_equal(paper_model(class_weight={0: 1e-3}).fit(X, y).fitted_labels_, [0, 1, 2])
+
+
 def test_zero_sample_weight_equals_dropping(multiclass_data):
     X, Y = multiclass_data
     y = np.argmax(Y, axis=1)
