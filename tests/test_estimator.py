@@ -279,6 +279,21 @@ def test_zero_sample_weight_equals_dropping(multiclass_data):
     np.testing.assert_array_equal(np.unique(weighted.support_), np.unique(np.flatnonzero(keep)[dropped.support_]))
 
 
+def test_sample_weight_is_refused_below_zero_and_all_zero(multiclass_data):
+    """0 is a weight (the row is dropped, above); the least negative float is refused, naming sample_weight, and
+    is never dropped like a 0 would be; so are NaN and all-zero weights, as an array or a scalar."""
+    X, Y = multiclass_data
+    for w, match in [(-5e-324, "sample_weight must be non-negative"), (np.nan, "sample_weight"),
+                     (0.0, "sample_weight must have at least one nonzero weight")]:
+        weights = np.ones(len(X)) if w != 0.0 else np.zeros(len(X))
+        weights[3] = w
+        with pytest.raises(ValueError, match=match):
+            paper_model().fit(X, Y, sample_weight=weights)
+    for w, match in [(-1.0, "sample_weight must be >= 0"), (0.0, "at least one nonzero weight")]:
+        with pytest.raises(ValueError, match=match):
+            paper_model().fit(X, Y, sample_weight=w)
+
+
 def test_support_vectors_are_the_nonnegative_residual_pairs(multilabel_data):
     X, Y, w = multilabel_data
     est = paper_model("HwHb").fit(X, Y, sample_weight=w)
