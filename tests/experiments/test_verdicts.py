@@ -47,6 +47,17 @@ def test_the_rounding_interval_is_closed_and_one_ulp_outside_is_not_reproduced()
     assert verdict(n, band(0.70, 0.8505 - 1e-9)) == BELOW and verdict(n, band(0.8515 + 1e-9, 0.95)) == ABOVE
 
 
+def test_a_band_without_a_number_or_upside_down_is_refused_not_reproduced():
+    """A NaN end fails both comparisons with the interval, so it would read as "reproduced": refused, naming the
+    band, as is lo > hi; a one-point band (lo = hi) is a band."""
+    for lo, hi in [(np.nan, 0.86), (0.84, np.nan), (np.nan, np.nan), (0.86, 0.84)]:
+        with pytest.raises(ValueError, match="band must have lo <= hi"):
+            verdict(number("0.851"), Band(0.85, lo, hi, n_seeds=5))
+        with pytest.raises(ValueError, match="band must have lo <= hi"):
+            margin(number("0.851"), Band(0.85, lo, hi, n_seeds=5))
+    assert verdict(number("0.851"), band(0.851, 0.851)) == REPRODUCED
+
+
 def test_two_printed_decimals_mean_a_wider_interval():
     assert number("0.10").half_unit == pytest.approx(0.005)
     assert verdict(number("0.10", "hamming_loss"), band(0.0951, 0.0990)) == REPRODUCED
