@@ -139,6 +139,11 @@ def verdict(number: PaperNumber, band: Band | None, half_unit: float | None = No
     str
         The verdict.
 
+    Raises
+    ------
+    ValueError
+        When ``band`` has a NaN end or ``lo > hi``.
+
     Examples
     --------
     >>> from ovn_cvx.experiments import Band, paper_numbers, verdict
