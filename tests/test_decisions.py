@@ -18,6 +18,7 @@ import ovn_cvx
 from ovn_cvx import Problem, alpha_interval
 from ovn_cvx.duality import GapBound, dual_value, feasible_dual, gap_bound
 from ovn_cvx.kkt import CONSTRAINT_TOL, KKT_TOL, KKTCertificate, box_violation, kkt_certificate
+from ovn_cvx.qp import solve_qp
 from ovn_cvx.solvers.mm.forms import better as _better
 from ovn_cvx.solvers.verdict import verdict as _verdict
 from ovn_cvx.verify.checks import CheckResult
@@ -130,6 +131,24 @@ def test_matrix_free_stops_on_the_relative_bound(negatives):
     result = ovn_cvx.solve(negatives.replace(beta=1e6), method="mm", form="matrix-free")
     assert result.objective > 1e7
     assert result.success and result.info["stop"] == "certified"
+
+
+@pytest.mark.parametrize("solve", [ovn_cvx.solve, solve_qp], ids=["cvxpy", "exported-qp"])
+@pytest.mark.parametrize(("relative", "status"), [
+    (1e-6, "optimal"), (np.nextafter(1e-6, 1.0), "optimal_inaccurate"), (np.nan, "optimal_inaccurate"),
+    (np.inf, "optimal_inaccurate")])
+def test_a_back_end_s_optimal_stands_only_on_the_proven_bound(multiclass_data, monkeypatch, solve, relative, status):
+    """The reference solvers' "optimal" (CVXPY's, and Clarabel's on the exported QP) stands only with the relative
+    bound within gap_tol: just inside, just outside, NaN, infinite."""
+    from ovn_cvx.solvers import bound
+
+    # F = 0, D = −relative: the relative bound is ``relative`` exactly
+    monkeypatch.setattr(bound, "proven_bound", lambda problem, coef, b: GapBound(
+        primal=0.0, dual=-relative, mu=np.zeros(len(problem.pairs))))
+    r = solve(Problem(*multiclass_data), gap_tol=1e-6)
+    assert r.status == status and r.success == (status == "optimal") and r.certified == (status == "optimal")
+    assert r.has_solution
+    np.testing.assert_equal(r.relative_gap_bound, relative)
 
 
 # --- the dual point behind every bound ----------------------------------------------------------------------
@@ -375,6 +394,20 @@ def test_multilabel_threshold_counts_values_within_the_tie_tolerance():
     F = np.array([[big - TIE_TOL * big, 0.0], [np.nextafter(big - TIE_TOL * big, 0.0), 0.0]])
     np.testing.assert_array_equal(predict_labels(F, multilabel=True, threshold=big, fallback=False)[:, 0],
                                   [True, False])
+
+
+def test_the_argmax_is_the_first_label_within_the_tie_tolerance_of_the_largest_value():
+    """Multiclass prediction (and the multilabel fallback): the first label whose value is within TIE_TOL·max(1, |m|)
+    of the row's largest value m (docs/theory.md §5), so round-off does not pick the class: at that distance exactly
+    the first label, one ulp further the largest; relative beyond |m| = 1."""
+    from ovn_cvx.labels import TIE_TOL, predict_labels
+    for m in (1.0, -0.5, 1e4):
+        near = m - TIE_TOL * max(1.0, abs(m))
+        F = np.array([[near, m, -3.0], [np.nextafter(near, -np.inf), m, -3.0], [-3.0, m, near]])
+        expected = np.array([[True, False, False], [False, True, False], [False, True, False]])
+        np.testing.assert_array_equal(predict_labels(F, multilabel=False), expected)
+        fallback = predict_labels(F, multilabel=True, threshold=m + 1.0)  # no label passes: the argmax
+        np.testing.assert_array_equal(fallback, expected)
 
 
 def test_the_argmax_is_added_only_to_an_empty_label_set():

@@ -261,6 +261,19 @@ def test_class_weight_multilabel_per_label(multiclass_data):
         paper_model(class_weight={"a": 1.0}).fit(X, Y)
 
 
+@pytest.mark.degenerate_labels  # a class weighed down to 1e-3 has w ≈ 0
+@pytest.mark.parametrize("labels", ["classes", "indicator"])
+def test_class_weight_must_be_positive_and_finite(multiclass_data, labels):
+    """A class weight of 0 would drop the class's pairs (its samples, for class labels) without a word: refused with
+    the other non-positive and non-finite ones, naming class_weight; a small positive one keeps the class."""
+    X, Y = multiclass_data
+    y = np.argmax(Y, axis=1) if labels == "classes" else Y
+    for weight in (0.0, -0.0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match=r"class_weight must give positive finite weights, got \[.*, 1.0, 1.0\]"):
+            paper_model(class_weight={0: weight}).fit(X, y)
+    np.testing.assert_array_equal(paper_model(class_weight={0: 1e-3}).fit(X, y).fitted_labels_, [0, 1, 2])
+
+
 def test_zero_sample_weight_equals_dropping(multiclass_data):
     X, Y = multiclass_data
     y = np.argmax(Y, axis=1)
@@ -279,6 +292,21 @@ def test_zero_sample_weight_equals_dropping(multiclass_data):
     np.testing.assert_array_equal(np.unique(weighted.support_), np.unique(np.flatnonzero(keep)[dropped.support_]))
 
 
+def test_sample_weight_is_refused_below_zero_and_all_zero(multiclass_data):
+    """0 is a weight (the row is dropped, above); the least negative float is refused, naming sample_weight, and
+    is never dropped like a 0 would be; so are NaN and all-zero weights, as an array or a scalar."""
+    X, Y = multiclass_data
+    for w, match in [(-5e-324, "sample_weight must be non-negative"), (np.nan, "sample_weight"),
+                     (0.0, "sample_weight must have at least one nonzero weight")]:
+        weights = np.ones(len(X)) if w != 0.0 else np.zeros(len(X))
+        weights[3] = w
+        with pytest.raises(ValueError, match=match):
+            paper_model().fit(X, Y, sample_weight=weights)
+    for w, match in [(-1.0, "sample_weight must be >= 0"), (0.0, "at least one nonzero weight")]:
+        with pytest.raises(ValueError, match=match):
+            paper_model().fit(X, Y, sample_weight=w)
+
+
 def test_support_vectors_are_the_nonnegative_residual_pairs(multilabel_data):
     X, Y, w = multilabel_data
     est = paper_model("HwHb").fit(X, Y, sample_weight=w)
@@ -293,6 +321,37 @@ def test_support_vectors_are_the_nonnegative_residual_pairs(multilabel_data):
                                                                                 minlength=4)).all()
 
 
+def test_support_vectors_are_the_pairs_at_least_minus_the_limit(multiclass_data, monkeypatch):
+    """A pair is a support vector when its residual is ≥ −SUPPORT_TOL. Moving the limit onto the residual of the
+    nearest pair outside the margin adds exactly that pair (just inside: ≥, not >); one ulp short of it, not (just
+    outside)."""
+    X, Y = multiclass_data
+    residuals, problems = [], []
+    keep = ovn_cvx.estimator.pair_residuals
+
+    def record(problem, F):
+        residuals.append(keep(problem, F))
+        problems.append(problem)
+        return residuals[-1]
+
+    monkeypatch.setattr(ovn_cvx.estimator, "pair_residuals", record)
+    model = paper_model(negatives="rest").fit(X, Y)
+    r = residuals[-1]
+    pairs = problems[-1].pairs
+    inside = r >= -ovn_cvx.estimator.SUPPORT_TOL
+    np.testing.assert_array_equal(model.n_support_, np.bincount(pairs.label[inside], minlength=3))
+    nearest = np.flatnonzero(r == r[~inside].max())
+    assert nearest.size == 1 and r[nearest[0]] < -1e-4  # a clear gap: the limit alone decides below
+    for limit, added in [(-r[nearest[0]], True), (np.nextafter(-r[nearest[0]], 0.0), False)]:
+        monkeypatch.setattr(ovn_cvx.estimator, "SUPPORT_TOL", limit)
+        moved = paper_model(negatives="rest").fit(X, Y)
+        np.testing.assert_array_equal(residuals[-1], r)  # the same fit: the limit decided, not the data
+        expected = inside.copy()
+        expected[nearest] = added
+        np.testing.assert_array_equal(moved.n_support_, np.bincount(pairs.label[expected], minlength=3))
+        np.testing.assert_array_equal(moved.support_, pairs.sample[expected])
+
+
 @pytest.mark.degenerate_labels
 def test_trivial_solution_warns():
     """docs/theory.md §3.4: with a tiny soft-bias penalty the optimum is W = 0, b = 1 (F* = γK²): warn."""
@@ -305,6 +364,33 @@ def test_trivial_solution_warns():
     with warnings.catch_warnings():  # hard b cannot be trivial (docs/theory.md §6): no such warning
         warnings.filterwarnings("error", message="the solution is trivial")
         paper_model("HwHb", solver=REFERENCE).fit(X, Y)
+
+
+@pytest.mark.degenerate_labels
+def test_degenerate_labels_are_those_spread_at_most_the_limit(multiclass_data, monkeypatch):
+    """A label is degenerate when its training decision values spread (max − min) at most TRIVIAL_SPREAD. Moving the
+    limit onto the spread of an ordinary label makes it degenerate (just inside: ≤, not <); one ulp below, it is
+    not (just outside). Label 1 of these data is degenerate at the real limit (w_1 = 0 to round-off)."""
+    X, Y = multiclass_data
+    spreads = []
+    keep = OvNClassifier._degenerate_labels
+
+    def record(self, result, F):
+        spreads.append(np.ptp(F, axis=0))
+        return keep(self, result, F)
+
+    monkeypatch.setattr(OvNClassifier, "_degenerate_labels", record)
+    model = paper_model().fit(X, Y)
+    spread = spreads[-1]
+    np.testing.assert_allclose(spread, np.ptp(model.decision_function(X), axis=0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(model.degenerate_labels_, [1])
+    assert spread[1] <= ovn_cvx.estimator.TRIVIAL_SPREAD < spread[[0, 2]].min()
+    k = 2 if spread[2] < spread[0] else 0
+    monkeypatch.setattr(ovn_cvx.estimator, "TRIVIAL_SPREAD", spread[k])
+    np.testing.assert_array_equal(paper_model().fit(X, Y).degenerate_labels_, sorted([1, k]))
+    monkeypatch.setattr(ovn_cvx.estimator, "TRIVIAL_SPREAD", np.nextafter(spread[k], 0.0))
+    np.testing.assert_array_equal(paper_model().fit(X, Y).degenerate_labels_, [1])
+    assert [s[k] for s in spreads] == [spread[k]] * 3  # the same fit each time: the limit decided, not the data
 
 
 def test_max_iter_warns_and_missing_solution_raises(multiclass_data, monkeypatch):

@@ -188,6 +188,22 @@ def test_psd_check_threshold_is_relative_to_the_largest_eigenvalue(n):
                 Problem(bent, Yn, kernel="precomputed")
 
 
+@pytest.mark.parametrize("scale", [1.0, 3.0])
+def test_symmetry_check_threshold_is_relative_to_the_largest_entry(scale):
+    """A kernel matrix counts as symmetric while max |G − Gᵀ| ≤ 1e-10 · max |G|: at that asymmetry exactly it is
+    accepted, one ulp above it refused. G = scale · I, so the asymmetry d put in one upper entry is exact and the
+    PSD test (which reads the lower triangle) holds."""
+    limit = 1e-10 * scale
+    for d, ok in [(limit, True), (np.nextafter(limit, 1.0), False)]:
+        G = scale * np.eye(9)
+        G[0, 1] = d
+        if ok:
+            assert Problem(G, Y, kernel="precomputed").n_samples == 9
+        else:
+            with pytest.raises(ValueError, match="not symmetric"):
+                Problem(G, Y, kernel="precomputed")
+
+
 @pytest.mark.parametrize("variant, alpha", [("SwSb", -0.4), ("SwHb", 0.7), ("HwHb", 0.0)])
 def test_coupling_pinv_is_the_inverse_or_the_centring(variant, alpha):
     p = Problem(X, Y, variant, alpha=alpha)

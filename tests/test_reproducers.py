@@ -117,4 +117,6 @@ def test_matrix_free_form_with_an_all_zero_row():
     X = np.random.default_rng(0).normal(size=(40, 5))
     X[3] = 0.0
     result = ovn_cvx.solve(Problem.from_labels(X, np.arange(40) % 4), method="mm", form="matrix-free")
-    assert result.success
+    assert result.success and result.form == "matrix-free"
+    assert_matches_reference(result)  # the certified answer is the CVXPY reference's, not only its own bound's
+    np.testing.assert_array_equal(result.decision_function(X[3:4])[0], result.b)  # the zero row scores b

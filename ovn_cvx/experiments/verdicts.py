@@ -139,6 +139,11 @@ def verdict(number: PaperNumber, band: Band | None, half_unit: float | None = No
     str
         The verdict.
 
+    Raises
+    ------
+    ValueError
+        When ``band`` has a NaN end or ``lo > hi``.
+
     Examples
     --------
     >>> from ovn_cvx.experiments import Band, paper_numbers, verdict
@@ -152,6 +157,8 @@ def verdict(number: PaperNumber, band: Band | None, half_unit: float | None = No
         return NOT_COMPARABLE
     if band is None:
         return NOT_RUN
+    if not band.lo <= band.hi:  # NaN included: it fails both comparisons below and would read as "reproduced"
+        raise ValueError(f"band must have lo <= hi, got lo={band.lo}, hi={band.hi}")
     lo, hi = _interval(number, half_unit)
     if band.hi < lo:
         return BELOW

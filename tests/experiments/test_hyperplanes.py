@@ -131,6 +131,20 @@ def test_angle_is_accurate_near_zero_and_undefined_for_a_zero_vector():
     assert np.isnan(angle([1.0, 0.0], [0.0, 0.0]))
 
 
+def test_angle_is_undefined_up_to_a_relative_zero_norm():
+    """A vector counts as 0 when its norm is at most ZERO_NORM (1e-6) times the other's, whichever is the short one:
+    at that ratio exactly and one ulp under it the angle is NaN; one ulp over it, the angle is measured (0° for
+    parallel vectors, atan2(4, 3) in degrees against (3, 4))."""
+    for t, undefined in [(1e-6, True), (np.nextafter(1e-6, 0.0), True), (np.nextafter(1e-6, 1.0), False)]:
+        assert bool(np.isnan(angle([1.0, 0.0], [t, 0.0]))) is undefined
+        assert bool(np.isnan(angle([0.0, 2.0 * t], [0.0, 2.0]))) is undefined
+        assert bool(np.isnan(angle([3.0, 4.0], [5.0 * t, 0.0]))) is undefined
+        if not undefined:
+            assert angle([1.0, 0.0], [t, 0.0]) == 0.0
+            assert angle([3.0, 4.0], [5.0 * t, 0.0]) == pytest.approx(np.degrees(np.arctan2(4.0, 3.0)), rel=1e-12)
+    assert np.isnan(angle([0.0, 0.0], [0.0, 0.0]))
+
+
 def test_table_columns_and_markdown(moved):
     X, y = moved
     table = measure_hyperplanes(X, y, [0.0, 0.5], beta=BETA, n_test=50)

@@ -1,13 +1,15 @@
 """Support vectors at matched regularisation: the regimes, the claim's rules at their boundaries, and the path
 against scikit-learn's SVC and the mathematics of docs/theory.md §7.1."""
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from sklearn.svm import SVC
 
 from ovn_cvx import OvNClassifier
 from ovn_cvx.datasets import make_parallel
-from ovn_cvx.experiments.support_vectors import (COLUMNS, HARD_MARGIN, MARGIN_ERRORS, TRAINING_ERRORS, _ovn,
-                                                 accurate, fewer, regime, support_vector_path)
+from ovn_cvx.experiments.support_vectors import (AT_BOUND, COLUMNS, HARD_MARGIN, MARGIN_ERRORS, TRAINING_ERRORS, _ovn,
+                                                 accurate, at_bound, fewer, regime, support_vector_path)
 
 
 def blobs(gap, n=20, seed=0):
@@ -37,6 +39,15 @@ def test_accurate_at_its_boundary_and_with_nan():
     assert accurate([0.99, 0.99, 0.99], svc)[1]
     assert not accurate([np.nan, 0.9, 0.9], svc)[1]      # a failed fit never counts as accurate
     assert not accurate([0.9, 0.9, 0.9], [np.nan, 0.8, 0.8])[1]
+
+
+def test_a_dual_coefficient_is_at_the_bound_within_a_relative_1e_9():
+    """|a_i| ≥ C (1 − AT_BOUND) counts as at the bound C (libsvm's round-off): at that value exactly it is, one ulp
+    under it not, NaN not; the sign of the coefficient (its class) does not matter."""
+    C = 3.0
+    edge = C * (1 - AT_BOUND)
+    svc = SimpleNamespace(C=C, dual_coef_=np.array([[edge, -edge, np.nextafter(edge, 0.0), -C, 0.5 * C, np.nan]]))
+    np.testing.assert_array_equal(at_bound(svc), [True, True, False, True, False, False])
 
 
 def test_regimes_from_the_svm():

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ovn_cvx.experiments import paper
+from ovn_cvx.experiments import paper, verdicts
 from ovn_cvx.experiments.paper import PaperNumber
 from ovn_cvx.experiments.tables import COLUMNS
 from ovn_cvx.experiments.support_vectors import HARD_MARGIN, MARGIN_ERRORS, TRAINING_ERRORS
@@ -30,6 +30,32 @@ def band(lo, hi):
 ])
 def test_verdict_against_the_rounding_interval_of_the_printed_number(lo, hi, expected):
     assert verdict(number("0.851"), band(lo, hi)) == expected
+
+
+def test_the_rounding_interval_is_closed_and_one_ulp_outside_is_not_reproduced():
+    """The interval of "0.851" is [0.851 − e, 0.851 + e], e = 0.0005 + 1e-12 (the allowance for 0.851 ± 0.0005 in
+    binary), closed: a band ending exactly on either edge reproduces the number, one ulp beyond it does not. A band
+    that ends on the printed edge 0.8505 or starts on 0.8515 touches the interval despite the binary round-off."""
+    n = number("0.851")
+    edge = 0.0005 + 1e-12
+    lo, hi = 0.851 - edge, 0.851 + edge
+    assert verdict(n, band(0.70, lo)) == REPRODUCED
+    assert verdict(n, band(0.70, np.nextafter(lo, 0.0))) == BELOW
+    assert verdict(n, band(hi, 0.95)) == REPRODUCED
+    assert verdict(n, band(np.nextafter(hi, 1.0), 0.95)) == ABOVE
+    assert verdict(n, band(0.70, 0.8505)) == verdict(n, band(0.8515, 0.95)) == REPRODUCED
+    assert verdict(n, band(0.70, 0.8505 - 1e-9)) == BELOW and verdict(n, band(0.8515 + 1e-9, 0.95)) == ABOVE
+
+
+def test_a_band_without_a_number_or_upside_down_is_refused_not_reproduced():
+    """A NaN end fails both comparisons with the interval, so it would read as "reproduced": refused, naming the
+    band, as is lo > hi; a one-point band (lo = hi) is a band."""
+    for lo, hi in [(np.nan, 0.86), (0.84, np.nan), (np.nan, np.nan), (0.86, 0.84)]:
+        with pytest.raises(ValueError, match="band must have lo <= hi"):
+            verdict(number("0.851"), Band(0.85, lo, hi, n_seeds=5))
+        with pytest.raises(ValueError, match="band must have lo <= hi"):
+            margin(number("0.851"), Band(0.85, lo, hi, n_seeds=5))
+    assert verdict(number("0.851"), band(0.851, 0.851)) == REPRODUCED
 
 
 def test_two_printed_decimals_mean_a_wider_interval():
@@ -246,6 +272,19 @@ def test_three_decimal_reading_of_a_two_decimal_number():
     assert verdict(n, band(0.1040, 0.11)) == REPRODUCED                    # inside [0.095, 0.105]
     assert verdict(n, band(0.1040, 0.11), THREE_DIGITS) == ABOVE          # outside [0.0995, 0.1005]
     assert verdict(n, band(0.1004, 0.11), THREE_DIGITS) == REPRODUCED
+
+
+def test_a_verdict_is_sensitive_only_under_the_limit(monkeypatch):
+    """"sensitive" is margin < SENSITIVE: a margin equal to the limit is not sensitive, one ulp under it is. The
+    margin is the hand-computed gap of a band 0.001 above the interval's top 0.851 + 0.0005 + 1e-12."""
+    results = rows([(0.8525, 0.86)], stds=0.0)
+    m = margin(number("0.851"), Band.from_rows(results, folds=3))
+    assert m == pytest.approx(0.001 - 1e-12, abs=1e-15)
+    for limit, sensitive in [(m, False), (np.nextafter(m, 1.0), True)]:
+        monkeypatch.setattr(verdicts, "SENSITIVE", limit)
+        v = assess(results, 3, [number("0.851")])
+        assert v["verdict"].tolist() == [ABOVE] and v["margin"].tolist() == [m]
+        assert v["sensitive"].tolist() == [sensitive]
 
 
 def test_sensitivity_flags_verdicts_near_the_edge_and_gives_the_tally_s_range():

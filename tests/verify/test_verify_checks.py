@@ -227,6 +227,26 @@ def test_predict_labels_and_boundary(multilabel_data):
     np.testing.assert_array_equal(on_boundary(problem, F), [False, False, True])
 
 
+def test_boundary_is_a_top_two_gap_of_twice_tie_tol_or_a_value_tie_tol_from_the_threshold(multiclass_data,
+                                                                                          multilabel_data):
+    """A row is on the boundary when its top two values lie within 2·tie_tol (each may move by tie_tol) or, for a
+    label matrix, some value lies within tie_tol of the threshold: at those gaps exactly it is, one ulp further it
+    is not; the top two are the two largest, wherever they are. Values near 0 keep the gaps exact. A NaN row is
+    not on the boundary: it counts as a decided row (a disagreement), never excused."""
+    tie = 1e-6
+    wider = np.nextafter(2 * tie, 1.0)
+    F = np.array([[2 * tie, 0.0, -1.0], [wider, 0.0, -1.0], [-5.0, 2 * tie, 0.0], [0.0, np.nan, -1.0],
+                  [1.0, -3.0, -5.0]])  # the last at the multilabel threshold 1, which a class label ignores
+    multiclass = Problem(*multiclass_data)
+    np.testing.assert_array_equal(on_boundary(multiclass, F, tie_tol=tie), [True, False, True, False, False])
+    X, Y, _ = multilabel_data
+    multilabel = Problem(X, Y)
+    G = np.array([[-3.0, tie, 1.0, 2.0], [-3.0, -tie, 1.0, 2.0], [-3.0, np.nextafter(tie, 1.0), 1.0, 2.0],
+                  [-3.0, -np.nextafter(tie, 1.0), 1.0, 2.0], [-3.0, np.nan, 1.0, 2.0]])
+    np.testing.assert_array_equal(on_boundary(multilabel, G, tie_tol=tie, threshold=0.0),
+                                  [True, True, False, False, False])
+
+
 # --- derived problems keep every field (regression: label_weight was dropped) ---------------------------------
 def test_derived_problems_keep_the_label_weights():
     """linear_kernel_consistency and bias_limit check the weighted problem itself: their derived problems
