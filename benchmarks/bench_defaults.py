@@ -84,6 +84,7 @@ SETTINGS = {
     "rest SwHb cv b2": {**REST_HARD, **LEARNED, "beta": 2.0},
     "rest SwHb paper-rule b2": {**REST_HARD, "beta": 2.0, "decision_rule": "paper"},
     "default rule_cv=5": {"rule_cv": 5},
+    "default rule_cv=2": {"rule_cv": 2},
     "default paper-rule": {"decision_rule": "paper"},
     "default b4": {"beta": 4.0},
     "default b16": {"beta": 16.0},
@@ -180,7 +181,8 @@ def _needed(data: str, kernel: str, model: str) -> bool:
 
 #: settings that differ from another only by the multilabel rule (the same model for 1-D targets)
 SAME_FOR_CLASSES = ("rest free-b paper-rule b2", "rest SwHb paper-rule b2", "rest free-b cv b2 jh",
-                    "rest free-b cv b4 jh", "rest free-b cv b8 jh", "default rule_cv=5", "default paper-rule")
+                    "rest free-b cv b4 jh", "rest free-b cv b8 jh", "default rule_cv=5", "default rule_cv=2",
+                    "default paper-rule")
 
 
 def warm_up() -> None:
