@@ -144,7 +144,7 @@ def test_expected_best_sizes_ties_go_to_the_smaller_set():
 
 
 def test_compiled_loops_load_at_the_first_rule_search_not_with_the_package():
-    """numba's start-up (~0.4 s) is paid by the first rule search, not by ``import ovn_cvx`` or a fit without a learned
+    """Numba's start-up (~0.4 s) is paid by the first rule search, not by ``import ovn_cvx`` or a fit without a learned
     rule (a fresh interpreter: this process has loaded numba already)."""
     import subprocess
     import sys
