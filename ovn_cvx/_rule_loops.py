@@ -50,7 +50,7 @@ def _scratch():
 def _pairwise_sum(a, start, n, work):
     """The sum of a[start:start + n] in numpy's order (``np.add.reduce`` on contiguous float64: the sum of the two
     halves, the first of a multiple of 8 values, down to blocks of ``BLOCK``, ``_block_sum``), so that it equals
-    ``a[start:start + n].sum()`` bit for bit (tests/test_rules_search.py). The halving runs on the explicit stacks
+    ``a[start:start + n].sum()`` bit for bit (tests/test_rule_loops.py). The halving runs on the explicit stacks
     ``work`` (``_scratch``): numba's cache does not load recursive functions reliably."""
     if n <= BLOCK:
         return _block_sum(a, start, n)
@@ -79,30 +79,25 @@ def _pairwise_sum(a, start, n, work):
 @njit(cache=True)
 def _row_scores(w, n_labels):
     """What a scoring pass works in: the rows' weighted Jaccard and Hamming loss (2×n, filled by ``_add_row``), the
-    tables of those scores by the counts (Jaccard |T ∩ P| / |T ∪ P| by both counts, 1 when the union is empty; Hamming
-    loss by |T Δ P|, the same divisions the row scores take), the stacks of ``_pairwise_sum`` and the total weight."""
-    jaccard = np.ones((n_labels + 1, 2 * n_labels + 1))
-    for common in range(n_labels + 1):
-        for union in range(1, 2 * n_labels + 1):
-            jaccard[common, union] = float(common) / float(union)
-    hamming_loss = np.arange(2 * n_labels + 1) / float(n_labels)
+    number of labels, the stacks of ``_pairwise_sum`` and the total weight."""
     work = _scratch()
-    return np.empty((2, w.size)), jaccard, hamming_loss, work, _pairwise_sum(w, 0, w.size, work)
+    return np.empty((2, w.size)), n_labels, work, _pairwise_sum(w, 0, w.size, work)
 
 
 @njit(cache=True)
 def _add_row(scores, i, common, predicted, true, weight):
-    """Row i's w-weighted Jaccard and Hamming loss from its counts |T ∩ P|, |P| and |T| into ``scores``
-    (``_row_scores``)."""
-    rows, jaccard, hamming_loss = scores[0], scores[1], scores[2]
-    rows[0, i] = weight * jaccard[common, predicted + true - common]
-    rows[1, i] = weight * hamming_loss[predicted + true - 2 * common]
+    """Row i's w-weighted Jaccard |T ∩ P| / |T ∪ P| (1 when the union is empty) and Hamming loss |T Δ P| / K from its
+    counts |T ∩ P|, |P| and |T| into ``scores`` (``_row_scores``)."""
+    rows, n_labels = scores[0], scores[1]
+    union = predicted + true - common
+    rows[0, i] = weight * (common / union if union > 0 else 1.0)
+    rows[1, i] = weight * ((predicted + true - 2 * common) / n_labels)
 
 
 @njit(cache=True, error_model="numpy")
 def _score(scores, jaccard_weight):
     """λ · (weighted mean Jaccard) + (1 − λ) · (1 − weighted mean Hamming loss) of the ``_add_row`` rows."""
-    rows, work, total_weight = scores[0], scores[3], scores[4]
+    rows, work, total_weight = scores[0], scores[2], scores[3]
     n = rows.shape[1]
     jaccard = _pairwise_sum(rows[0], 0, n, work) / total_weight
     hamming_loss = _pairwise_sum(rows[1], 0, n, work) / total_weight
@@ -199,7 +194,7 @@ def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccar
             if fallback and not label_k and rest_predicted[i] == 0:
                 label_k = top[i] == k
             right[i] = w[i] * (label_k == truth[i, k])
-        rights[c] = _pairwise_sum(right, 0, n, scores[3]) / scores[4]
+        rights[c] = _pairwise_sum(right, 0, n, scores[2]) / scores[3]
     return values, rights
 
 
@@ -217,31 +212,33 @@ def _add_bernoulli(pmf, source, p, size):
 def expected_best_sizes(sorted_p, jaccard_weight, fallback):
     """Per row of ``sorted_p`` (n×K, each row's label probabilities in decreasing order), the number m of most
     probable labels whose set has the largest expected λ · Jaccard + (1 − λ) · (1 − Hamming loss) (λ =
-    ``jaccard_weight``) when the labels are independent: ``labels.expected_best_labels`` (docs/theory.md §5.1)."""
+    ``jaccard_weight``) when the labels are independent: ``labels.expected_best_labels`` (docs/theory.md §5.1).
+    With a true labels in the set and b outside, E[a/(m + b)] = E[a] · E[1/(m + b)] (a and b are independent) and the
+    Hamming loss is (m − a + b)/K, so each m costs O(K) from the distribution of b: O(K²) a row, no table."""
     n, K = sorted_p.shape
-    utility = np.empty((K + 1, K + 1, K + 1))  # utility[m, a, b]: a true labels in a set of m, b true outside
-    for m in range(K + 1):
-        for a in range(m + 1):
-            for b in range(K - m + 1):
-                jaccard = a / max(m + b, 1) if m + b > 0 else 1.0
-                utility[m, a, b] = jaccard_weight * jaccard + (1.0 - jaccard_weight) * (1.0 - ((m - a) + b) / K)
     best = np.zeros(n, np.int64)
-    outside, inside = np.zeros((K + 1, K + 1)), np.zeros(K + 1)
+    outside = np.zeros((K + 1, K + 1))
     for i in range(n):
-        outside[K, 0] = 1.0  # outside[m]: the count of true labels among the K − m least probable
+        outside[K, 0] = 1.0  # outside[m]: the distribution of b, the true labels among the K − m least probable
         for m in range(K - 1, -1, -1):
             _add_bernoulli(outside[m], outside[m + 1], sorted_p[i, m], K - m)
-        inside[0] = 1.0  # the count of true labels among the m most probable
+        inside_mean, inside_empty = 0.0, 1.0  # E[a] and P(a = 0) for the m most probable
         best_value = -np.inf
         for m in range(K + 1):
-            value = 0.0
-            for a in range(m + 1):
-                for b in range(K - m + 1):
-                    value += inside[a] * utility[m, a, b] * outside[m, b]
+            reciprocal, outside_mean = 0.0, 0.0
+            for b in range(K - m + 1):
+                outside_mean += b * outside[m, b]
+                if m + b > 0:
+                    reciprocal += outside[m, b] / (m + b)
+            # the empty set scores Jaccard 1 against an empty truth only
+            jaccard = inside_mean * reciprocal if m > 0 else outside[0, 0]
+            value = jaccard_weight * jaccard + (1.0 - jaccard_weight) * (1.0 - (m - inside_mean + outside_mean) / K)
             if fallback:  # given a nonempty truth: the common factor 1 / (1 − P(empty)) does not move the argmax
-                value -= inside[0] * outside[m, 0] * utility[m, 0, 0]
+                empty = jaccard_weight * (1.0 if m == 0 else 0.0) + (1.0 - jaccard_weight) * (1.0 - m / K)
+                value -= inside_empty * outside[m, 0] * empty
             if (m > 0 or not fallback) and value > best_value + 1e-12:  # ties go to the smaller set
                 best_value, best[i] = value, m
             if m < K:
-                _add_bernoulli(inside, inside, sorted_p[i, m], m + 1)
+                inside_mean += sorted_p[i, m]
+                inside_empty *= 1.0 - sorted_p[i, m]
     return best

@@ -40,8 +40,14 @@ def _compiled(array, dtype) -> np.ndarray:
 
 
 def _weights(sample_weight, n) -> np.ndarray:
-    """The row weights the compiled scores take: ones without ``sample_weight``."""
-    return np.ones(n) if sample_weight is None else _compiled(sample_weight, np.float64)
+    """The row weights the compiled scores take: ones without ``sample_weight``; a ValueError naming it when its length
+    is not the number of rows (the compiled loops do not check their indices)."""
+    if sample_weight is None:
+        return np.ones(n)
+    w = _compiled(sample_weight, np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight must have one entry per row ({n}), got shape {w.shape}")
+    return w
 
 
 def _loops():
@@ -63,9 +69,11 @@ class RowScorer:
         self.jaccard_weight = float(jaccard_weight)
 
     def __call__(self, T, P, w):
-        P = np.asarray(P, dtype=bool)
+        T, P = np.asarray(T, dtype=bool), np.asarray(P, dtype=bool)
+        if P.shape[-2:] != T.shape:  # the compiled loops do not check their indices
+            raise ValueError(f"the predictions' rows and labels {P.shape[-2:]} must be the truth's {T.shape}")
         scores = _loops().prediction_scores(_compiled(T, bool), _compiled(P.reshape(-1, *P.shape[-2:]), bool),
-                                   _weights(w, P.shape[-2]), self.jaccard_weight)
+                                            _weights(w, P.shape[-2]), self.jaccard_weight)
         return scores.reshape(P.shape[:-2]) if P.ndim > 2 else scores[0]
 
 
@@ -190,6 +198,8 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
         raise ValueError(f"{what} needs folds: the internal fold of every row, at least 2 folds")
     F = np.asarray(F, dtype=np.float64)
     truth = np.asarray(Y) == 1
+    if truth.shape != F.shape:  # the compiled loops do not check their indices
+        raise ValueError(f"Y must have the shape of F {F.shape}, got {truth.shape}")
     labels = np.arange(F.shape[1]) if labels is None else np.asarray(labels)
     search = _Search(score_of, scoring, paper, labels)
     best = search.family_bests(F, truth, sample_weight)

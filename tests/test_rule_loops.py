@@ -9,7 +9,7 @@ from sklearn.metrics import hamming_loss, jaccard_score
 from ovn_cvx._rule_loops import (_pairwise_sum, _scratch, expected_best_sizes, label_trials, prediction_scores,
                                  threshold_scores)
 from ovn_cvx.labels import NEVER, DecisionRule, argmax_index, at_least_bound, rule_thresholds
-from ovn_cvx.rules import _candidates, scorer
+from ovn_cvx.rules import _candidates, learn_rule, scorer
 
 WEIGHTS = [1.0, 0.0, 0.5, 0.3]
 
@@ -155,3 +155,54 @@ def test_compiled_loops_load_at_the_first_rule_search_not_with_the_package():
             "Y = (X[:, :2] > 0).astype(int); OvNClassifier().fit(X, Y); print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"]
+
+
+def test_row_weights_and_truth_of_another_size_are_refused_by_name():
+    """The compiled loops do not check their indices: a weight vector or a truth matrix of another size is refused
+    before them (a weight vector five short read past its end and scored 0.285 instead of raising)."""
+    rng = np.random.default_rng(0)
+    T, P = rng.random((50, 3)) < 0.5, rng.random((50, 3)) < 0.5
+    score = scorer(0.5)
+    assert score(T, P, np.ones(50)) == score(T, P, None)
+    for size in (45, 51):
+        with pytest.raises(ValueError, match="sample_weight must have one entry per row"):
+            score(T, P, np.ones(size))
+    with pytest.raises(ValueError, match="must be the truth's"):
+        score(T[:49], P, None)
+    with pytest.raises(ValueError, match="Y must have the shape of F"):
+        learn_rule(rng.normal(size=(50, 3)), T[:, :2].astype(int))
+
+
+def test_expected_best_sizes_at_many_labels_against_the_direct_expectation():
+    """The factorised expectation (E[a/(m + b)] = E[a]·E[1/(m + b)], no (K+1)³ table) against the utility summed over
+    every (a, b) of the two Poisson-binomial distributions (K = 40, where the table was 0.5 MB a call, and K = 8)."""
+    rng = np.random.default_rng(5)
+    for K, rows in ((40, 6), (8, 150)):
+        _check_expected_best_sizes(-np.sort(-rng.random((rows, K)) ** 3, axis=1))
+
+
+def _check_expected_best_sizes(P):
+    """Every row's size is a largest expected utility (within 1e-9: the sums' round-off)."""
+    K = P.shape[1]
+    for jaccard_weight in (0.0, 0.3, 0.5, 0.7, 1.0):
+        for fallback in (False, True):
+            sizes = expected_best_sizes(P, jaccard_weight, fallback)
+            for row, m_best in zip(P, sizes):
+                values = []
+                for m in range(K + 1):
+                    inside, outside = np.array([1.0]), np.array([1.0])
+                    for p in row[:m]:
+                        inside = np.convolve(inside, [1 - p, p])
+                    for p in row[m:]:
+                        outside = np.convolve(outside, [1 - p, p])
+                    a, b = np.arange(m + 1)[:, None], np.arange(K - m + 1)[None, :]
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        jac = np.where(m + b > 0, a / (m + b), 1.0)
+                    utility = jaccard_weight * jac + (1 - jaccard_weight) * (1 - (m - a + b) / K)
+                    if fallback:
+                        utility = np.where((a == 0) & (b == 0), 0.0, utility)
+                    values.append(inside @ utility @ outside)
+                values = np.array(values)
+                if fallback:
+                    values[0] = -np.inf
+                assert values[m_best] >= values.max() - 1e-9
