@@ -13,13 +13,13 @@ other term is multiplied by 0). A comparison "value ≥ threshold" is ``value >=
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ._numba import compiled
 
 #: ``_pairwise_sum`` adds blocks of up to this many values in 8 lanes, as numpy's pairwise summation
 BLOCK = 128
 
 
-@njit(cache=True)
+@compiled()
 def _block_sum(a, start, n):
     """The sum of a[start:start + n], n ≤ ``BLOCK``, as numpy adds a block: in 8 interleaved lanes from 8 values on."""
     if n < 8:
@@ -39,14 +39,14 @@ def _block_sum(a, start, n):
     return total
 
 
-@njit(cache=True)
+@compiled()
 def _scratch():
     """The work arrays of ``_pairwise_sum``: its stack of tasks (start and size of a sum; size −1: add the two sums
     on top of the value stack) and of values, deep enough for any array (the size halves at each level)."""
     return np.empty((2, 192), np.int64), np.empty(64)
 
 
-@njit(cache=True)
+@compiled()
 def _pairwise_sum(a, start, n, work):
     """The sum of a[start:start + n] in numpy's order (``np.add.reduce`` on contiguous float64: the sum of the two
     halves, the first of a multiple of 8 values, down to blocks of ``BLOCK``, ``_block_sum``), so that it equals
@@ -76,7 +76,7 @@ def _pairwise_sum(a, start, n, work):
     return values[0]
 
 
-@njit(cache=True)
+@compiled()
 def _row_scores(w, n_labels):
     """What a scoring pass works in: the rows' weighted Jaccard and Hamming loss (2×n, filled by ``_add_row``), the
     number of labels, the stacks of ``_pairwise_sum`` and the total weight."""
@@ -84,7 +84,7 @@ def _row_scores(w, n_labels):
     return np.empty((2, w.size)), n_labels, work, _pairwise_sum(w, 0, w.size, work)
 
 
-@njit(cache=True)
+@compiled()
 def _add_row(scores, i, common, predicted, true, weight):
     """Row i's w-weighted Jaccard |T ∩ P| / |T ∪ P| (1 when the union is empty) and Hamming loss |T Δ P| / K from its
     counts |T ∩ P|, |P| and |T| into ``scores`` (``_row_scores``)."""
@@ -94,7 +94,7 @@ def _add_row(scores, i, common, predicted, true, weight):
     rows[1, i] = weight * ((predicted + true - 2 * common) / n_labels)
 
 
-@njit(cache=True, error_model="numpy")
+@compiled(error_model="numpy")
 def _score(scores, jaccard_weight):
     """λ · (weighted mean Jaccard) + (1 − λ) · (1 − weighted mean Hamming loss) of the ``_add_row`` rows."""
     rows, work, total_weight = scores[0], scores[2], scores[3]
@@ -104,7 +104,7 @@ def _score(scores, jaccard_weight):
     return jaccard_weight * jaccard + (1.0 - jaccard_weight) * (1.0 - hamming_loss)
 
 
-@njit(cache=True)
+@compiled()
 def prediction_scores(truth, predictions, w, jaccard_weight):
     """The score of each boolean prediction matrix ``predictions[c]`` (C×n×K) against ``truth`` (n×K), rows weighted
     by ``w``."""
@@ -122,7 +122,7 @@ def prediction_scores(truth, predictions, w, jaccard_weight):
     return out
 
 
-@njit(cache=True)
+@compiled()
 def threshold_scores(F, truth, top, w, bounds, fallback, jaccard_weight):
     """The score of each threshold rule c: label k of row i predicted when F[i, k] ≥ ``bounds[c, i]`` (C×n, or C×1:
     one bound for every row); with ``fallback`` a row left empty gets its argmax label ``top[i]``."""
@@ -144,7 +144,7 @@ def threshold_scores(F, truth, top, w, bounds, fallback, jaccard_weight):
     return out
 
 
-@njit(cache=True)
+@compiled()
 def _row_counts(truth):
     """|T| of each row."""
     true = np.zeros(truth.shape[0], np.int64)
@@ -154,7 +154,7 @@ def _row_counts(truth):
     return true
 
 
-@njit(cache=True, error_model="numpy")
+@compiled(error_model="numpy")
 def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccard_weight):
     """Label k's threshold moves: for each candidate c, the score of the per-label thresholds whose bounds are
     ``bounds`` (K) but ``candidate_bounds[c]`` for label k, and the weighted share of rows it gets label k right in
@@ -198,7 +198,7 @@ def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccar
     return values, rights
 
 
-@njit(cache=True)
+@compiled()
 def _add_bernoulli(pmf, source, p, size):
     """``pmf[:size + 1]``: the distribution of a count after one more independent Bernoulli(p), from its distribution
     ``source[:size]`` (P(count = j) for j < size); ``pmf`` may be ``source`` (updated from the top down)."""
@@ -208,7 +208,7 @@ def _add_bernoulli(pmf, source, p, size):
     pmf[0] = source[0] * (1.0 - p)
 
 
-@njit(cache=True)
+@compiled()
 def expected_best_sizes(sorted_p, jaccard_weight, fallback):
     """Per row of ``sorted_p`` (n×K, each row's label probabilities in decreasing order), the number m of most
     probable labels whose set has the largest expected λ · Jaccard + (1 − λ) · (1 − Hamming loss) (λ =

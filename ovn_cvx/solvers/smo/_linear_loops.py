@@ -9,10 +9,10 @@ m_k = Σ_{p ∈ k} a_p.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..._numba import compiled
 
 
-@njit(cache=True)
+@compiled()
 def _dot(Xd, data, indices, indptr, i, V, k):
     """x_iᵀ V[:, k]."""
     s = 0.0
@@ -25,7 +25,7 @@ def _dot(Xd, data, indices, indptr, i, V, k):
     return s
 
 
-@njit(cache=True)
+@compiled()
 def _axpy(Xd, data, indices, indptr, i, scale, V, k):
     """V[:, k] += scale · x_i."""
     if Xd.shape[0] > 0:
@@ -36,7 +36,7 @@ def _axpy(Xd, data, indices, indptr, i, scale, V, k):
             V[indices[t], k] += scale * data[t]
 
 
-@njit(cache=True)
+@compiled()
 def row_norms(Xd, data, indices, indptr, n):
     """|x_i|² of every row."""
     out = np.empty(n)
@@ -52,7 +52,7 @@ def row_norms(Xd, data, indices, indptr, n):
     return out
 
 
-@njit(cache=True)
+@compiled()
 def _common_mass(masses, bias, rho, inv2g, mass_free):
     """The m that maximizes m Σ_k b_k − m²/(4γ) − (ρ/2) Σ_k (m_k − m)² (0 when the mass is fixed)."""
     if not mass_free:
@@ -60,7 +60,7 @@ def _common_mass(masses, bias, rho, inv2g, mass_free):
     return (bias.sum() + rho * masses.sum()) / (inv2g + rho * masses.size)
 
 
-@njit(cache=True)
+@compiled()
 def coordinate_descent(Xd, data, indices, indptr, sq, sample, label, sign, lower, upper, a, V, u, c1, c2, bias,
                        masses, rho, inv2g, mass_free, order, pairs_of, shrunk, tol, max_sweeps, seed):
     """Coordinate ascent on the augmented Lagrangian of the dual for fixed multipliers b (the biases),

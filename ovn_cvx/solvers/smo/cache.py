@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from ..._numba import compiled
 
 from ...kernels import CANCELLATION, kernel_matrix, resolve_gamma
 from ...problem import Problem
@@ -39,7 +39,7 @@ FULL = -1
 SUMS = {"reassoc", "contract"}
 
 
-@njit(cache=True, fastmath=SUMS, inline="always")
+@compiled(fastmath=SUMS, inline="always")
 def kernel_value(kind, params, x, y):
     """κ(x, y) of a named kernel, by scikit-learn's formulas: exp(−γ‖x − y‖²), (γ⟨x, y⟩ + c0)^degree,
     tanh(γ⟨x, y⟩ + c0)."""
@@ -71,7 +71,7 @@ SHIFTER_BITS = 0x4338000000000000
 EXP_CHUNK = 1024
 
 
-@njit(cache=True, fastmath={"contract"})
+@compiled(fastmath={"contract"})
 def negative_exp(values):
     """exp(v) in place for every v ≤ 0 of the 1-d array ``values``: vectorized, within about 1 ulp of np.exp
     (*measured* 2.7× faster than np.exp); exp(0) = 1 exactly."""
@@ -98,7 +98,7 @@ def negative_exp(values):
             chunk[t] *= scale[t]
 
 
-@njit(cache=True, fastmath={"contract"})
+@compiled(fastmath={"contract"})
 def gaussian_entries(products, norms, column_norms, source, rows, cols, gamma):
     """exp(−γ‖x_r − x_c‖²) for r in ``rows``, c in ``cols``, in place of the products aᵀb of their points shifted by
     one common row (``norms``, ``column_norms``: the shifted points' squared norms), by the expansion
@@ -126,7 +126,7 @@ def gaussian_entries(products, norms, column_norms, source, rows, cols, gamma):
         negative_exp(row)
 
 
-@njit(cache=True)
+@compiled()
 def lookup(i, want, kind, rows, slot_of, owner, stamp, clock, scope):
     """(slot, fresh): the slot of sample i's row, ``fresh`` when its entries for ``want`` must be computed into it
     (:func:`compute`) — a row not cached takes the least recently used slot, a cached row computed for another
@@ -147,7 +147,7 @@ def lookup(i, want, kind, rows, slot_of, owner, stamp, clock, scope):
     return slot, True
 
 
-@njit(cache=True, fastmath=SUMS)
+@compiled(fastmath=SUMS)
 def compute(i, slot, kind, source, params, rows, targets):
     """κ(x_i, x_r) into the row of ``slot`` at the samples ``targets`` (its other entries are left as they are); the
     Gaussian kernel's exponentials in one vectorized pass (:func:`negative_exp`)."""
@@ -171,7 +171,7 @@ def compute(i, slot, kind, source, params, rows, targets):
         out[targets[t]] = values[t]
 
 
-@njit(cache=True)
+@compiled()
 def _claim(i, slot, slot_of, owner, stamp, clock):
     if owner[slot] >= 0:
         slot_of[owner[slot]] = -1
@@ -181,7 +181,7 @@ def _claim(i, slot, slot_of, owner, stamp, clock):
     clock[2] += 1
 
 
-@njit(cache=True)
+@compiled()
 def store(i, values, rows, slot_of, owner, stamp, clock, scope):
     """Put a full row computed in Python into the least recently used slot."""
     clock[0] += 1
@@ -375,7 +375,7 @@ class BlockGram:
         return out
 
 
-@njit(cache=True)
+@compiled()
 def _gather(rows, slots, cols):
     """rows[slots[t], cols] for every t with slots[t] ≥ 0 (the others left unset)."""
     out = np.empty((slots.shape[0], cols.shape[0]))
@@ -387,7 +387,7 @@ def _gather(rows, slots, cols):
     return out
 
 
-@njit(cache=True, fastmath=SUMS)
+@compiled(fastmath=SUMS)
 def _named_diagonal(kind, source, params):
     out = np.empty(source.shape[0])
     for i in range(source.shape[0]):

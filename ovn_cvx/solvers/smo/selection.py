@@ -14,7 +14,7 @@ A step costs O(N): one or two kernel rows (K for the mass step) added to Z on th
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..._numba import compiled
 
 from .cache import FULL, PRECOMPUTED, compute, lookup
 from .shrinking import shrink
@@ -28,7 +28,7 @@ NONE, PAIR, ONE = 0, 1, 2
 TAU = 1e-12
 
 
-@njit(cache=True)
+@compiled()
 def _row(i, kr, st, k):
     """(found, sample i's kernel row) for a step in class k (k = K: a mass step, or a pair step when the classes are
     not separate problems). A row is computed only at the samples the step can read — class k's active pairs', or
@@ -54,7 +54,7 @@ def _row(i, kr, st, k):
     return True, rows[slot]
 
 
-@njit(cache=True)
+@compiled()
 def _scan(st, k, update, step, row_i, row_j):
     """Class k's largest slope over the active pairs that can rise and smallest over those that can fall; first, at
     each pair's sample, Z_k += step·(κ_i − κ_j) (update PAIR) or step·κ_i (update ONE)."""
@@ -76,13 +76,13 @@ def _scan(st, k, update, step, row_i, row_j):
     st[14][k], st[15][k], st[16][k], st[17][k] = best_up, i_up, best_low, i_low
 
 
-@njit(cache=True)
+@compiled()
 def scan_all(st):
     for k in range(st[14].shape[0]):
         _scan(st, k, NONE, 0.0, st[11], st[11])
 
 
-@njit(cache=True)
+@compiled()
 def _apply(st, k, update, step, row_i, row_j):
     """Z_k += step·(κ_i − κ_j) (PAIR) or step·κ_i (ONE). With P⁺ diagonal (c2 = 0) a class's slopes read only its
     own column of Z: it is updated at the class's active pairs alone and the class rescanned in the same pass;
@@ -98,7 +98,7 @@ def _apply(st, k, update, step, row_i, row_j):
         z[r] += d
 
 
-@njit(cache=True)
+@compiled()
 def class_step(st, kr, diagonal, k, separable):
     """The pair step in class k (``separable``: the classes are separate problems, the step reads class k's
     samples alone); returns −1 when done, else the sample whose kernel row is missing."""
@@ -138,14 +138,14 @@ def class_step(st, kr, diagonal, k, separable):
     return -1
 
 
-@njit(cache=True)
+@compiled()
 def mass_target(st, mass_mode):
     """The value Σ_k b_k must take: 0 (hard b) or m/(2γ) (soft b)."""
     scalars = st[13]
     return scalars[3] * scalars[2] if mass_mode == MASS_SOFT else 0.0
 
 
-@njit(cache=True)
+@compiled()
 def mass_step(st, kr, diagonal, mass_mode, direction, violation):
     """Every class's mass up (direction +1, each class's best pair to raise) or down (−1); −1 when done, else the
     sample whose kernel row is missing."""
@@ -178,7 +178,7 @@ def mass_step(st, kr, diagonal, mass_mode, direction, violation):
     return -1
 
 
-@njit(cache=True)
+@compiled()
 def largest_violation(st, mass_mode):
     """The largest violation and its move: a class k (its pair step), K (every mass up) or K + 1 (down)."""
     up_value, low_value = st[14], st[16]
@@ -196,7 +196,7 @@ def largest_violation(st, mass_mode):
     return best, move
 
 
-@njit(cache=True)
+@compiled()
 def run(st, kr, diagonal, mass_mode, tol, max_steps, shrink_every):
     """Steps until no violation exceeds ``tol`` on the active pairs, or ``max_steps`` steps in all (counters[0]);
     shrinking every ``shrink_every`` steps (0: never). Returns the exit code; a wanted row is in counters[2]."""

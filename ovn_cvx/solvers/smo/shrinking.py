@@ -6,10 +6,10 @@ and the optimality test is repeated."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..._numba import compiled
 
 
-@njit(cache=True)
+@compiled()
 def shrink(st):
     """Deactivate the pairs libsvm's rule sets aside (class summaries as last scanned), then list the samples that
     still have an active pair."""
