@@ -163,10 +163,9 @@ def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccar
     and a trial's row scores are the previous trial's but in the rows where label k turns on or off: O(nK) once,
     then O(n) comparisons and the sums a trial."""
     n, K = F.shape
-    rest_common, rest_predicted, true = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    rest_common, rest_predicted, true = np.zeros(n, np.int64), np.zeros(n, np.int64), _row_counts(truth)
     for i in range(n):
         for j in range(K):
-            true[i] += truth[i, j]
             if j != k and F[i, j] >= bounds[j]:
                 rest_common[i] += truth[i, j]
                 rest_predicted[i] += 1
