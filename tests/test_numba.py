@@ -16,7 +16,7 @@ def test_compiled_loops_are_cached_on_disk():
 
 
 def test_compiled_loops_compile_without_a_cache_where_numba_cannot_write_one(monkeypatch):
-    """numba raises when it decorates with cache=True and finds no writable cache directory (a read-only install
+    """Numba raises when it decorates with cache=True and finds no writable cache directory (a read-only install
     without a writable home): the loop is then compiled without the cache instead of failing to import."""
     calls = []
 
