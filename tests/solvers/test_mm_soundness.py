@@ -325,8 +325,8 @@ def test_kernel_dual_value_never_exceeds_the_exact_dual(kernel, by_blocks):
 
 @pytest.mark.parametrize("alpha_end", [0, 1])
 def test_kernel_regularizer_on_a_partial_support_is_exact(alpha_end):
-    """R = ½ tr(Aᵀ G A P) read off G's block on the rows of A that are not zero (a dual decomposition's sparse A,
-    its kernel evaluated by blocks): against exact rational arithmetic on the whole Gram matrix."""
+    """R = ½ tr(Aᵀ G A P) of a sparse A (a dual decomposition's: zero rows, its kernel evaluated by blocks) near
+    either end of α: against exact rational arithmetic on the whole Gram matrix."""
     from ovn_cvx.solvers.smo.cache import KernelRows
     from ovn_cvx.solvers.smo.certificate import exact_view
 

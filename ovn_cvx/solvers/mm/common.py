@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgError, lstsq
 from scipy.linalg.lapack import dpotrf, dpotrs, dsycon, dsysv
 
+from ...duality import EPS
 from ...problem import Problem
 
 #: curvature of the generalized Newton model outside the band, relative to the band's c/(2ε) (docs/theory.md §9.7): it
@@ -57,9 +58,6 @@ class Cholesky:
         return scale * dpotrs(self.factor, scale * rhs, lower=True)[0]
 
 
-#: the machine epsilon: an LDLᵀ solve whose reciprocal condition estimate is below it is refused, where
-#: ``scipy.linalg.solve(assume_a="sym")`` warns
-MACHINE_PRECISION = float(np.finfo(float).eps)
 #: the workspace of sysv per row: its blocked factorization (the default workspace, n, runs unblocked: 2× slower at
 #: 600 rows)
 LDL_BLOCK = 64
@@ -67,9 +65,9 @@ LDL_BLOCK = 64
 
 def ldl_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     """The solution of a symmetric system by LDLᵀ (LAPACK sysv, blocked), or None when the matrix is singular or its
-    reciprocal condition estimate (sycon, 1-norm) is below MACHINE_PRECISION: what ``scipy.linalg.solve(matrix, rhs,
-    assume_a="sym")`` computes and warns about, without its argument handling and the warnings filter, which measured
-    3–4× the solve on the polish's systems of 20–60 rows (one per class of a separable problem)."""
+    reciprocal condition estimate (sycon, 1-norm) is below the machine epsilon: what ``scipy.linalg.solve(matrix,
+    rhs, assume_a="sym")`` computes and warns about, without its argument handling and the warnings filter, which
+    measured 3–4× the solve on the polish's systems of 20–60 rows (one per class of a separable problem)."""
     if not (np.isfinite(matrix).all() and np.isfinite(rhs).all()):
         raise ValueError("array must not contain infs or NaNs")
     n = matrix.shape[0]
@@ -79,7 +77,7 @@ def ldl_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     if info:
         return None
     rcond, info = dsycon(factor, pivots, float(np.abs(matrix).sum(axis=0).max()))
-    if info or not rcond >= MACHINE_PRECISION:
+    if info or not rcond >= EPS:
         return None
     return x
 

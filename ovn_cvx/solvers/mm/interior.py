@@ -210,9 +210,10 @@ class InteriorPoint:
         """Mehrotra's σ = (μ_aff/μ)³ from the barrier after the longest affine step, per block."""
         return (self.barrier_after(point, affine, self.step_length(point, affine)) / chi) ** 3
 
-    def longest(self, point: PrimalDualPoint, d: Direction) -> np.ndarray:
-        """The fraction-to-the-boundary step lengths."""
-        return np.minimum(1.0, TO_BOUNDARY * self.step_length(point, d))
+    def longest(self, point: PrimalDualPoint, d: Direction, settled: np.ndarray) -> np.ndarray:
+        """The fraction-to-the-boundary step lengths; 0 for the ``settled`` blocks (a settled block does not move: its
+        direction, on an identity system, means nothing)."""
+        return np.where(settled, 0.0, np.minimum(1.0, TO_BOUNDARY * self.step_length(point, d)))
 
     def decreases(self, point: PrimalDualPoint, d: Direction, t: np.ndarray, chi: np.ndarray) -> np.ndarray:
         """Whether the steps of length t lower each block's complementarity to at most (1 − SUFFICIENT_DECREASE·t)·χ."""
@@ -221,7 +222,7 @@ class InteriorPoint:
     def armijo(self, point: PrimalDualPoint, d: Direction, chi: np.ndarray, settled: np.ndarray) -> np.ndarray:
         """The safeguard's step lengths: the longest ones, halved until they lower χ enough (0 for the ``settled``
         blocks)."""
-        t = np.where(settled, 0.0, self.longest(point, d))
+        t = self.longest(point, d, settled)
         while True:
             short = ~self.decreases(point, d, t, chi) & (t > 1e-12)
             if not short.any():
@@ -295,7 +296,7 @@ class InteriorPoint:
             step = self.direction(system, point, weight, self.per_pair(sigma * chi), affine)
             # a settled block does not move (its direction, on an identity system, means nothing): a zero step, which
             # lowers nothing and so passes the decrease test
-            length = np.where(settled, 0.0, self.longest(point, step))
+            length = self.longest(point, step, settled)
             if not np.all(self.decreases(point, step, length, chi)):
                 step = self.direction(system, point, weight, self.per_pair(SAFE_CENTRING * chi))
                 length = self.armijo(point, step, chi, settled)

@@ -23,7 +23,8 @@ from .active_set import (IN_I, IN_S, IN_V, KKT_TOL, MAX_ROUNDS, PartitionSolutio
                          partition)
 from .common import GramOperator, separable, symmetric_solve
 
-#: the largest margin set whose singular partition system is solved by least squares
+#: the largest margin set whose singular partition system is solved by least squares (of one class's block, for a
+#: separable problem)
 LEAST_SQUARES_LIMIT = 500
 
 
@@ -152,7 +153,8 @@ class DensePartition:
     def _by_class(self, S, sets, rhs, guess):
         """The system of a separable problem, class by class: it is block diagonal (P⁺ = I, one bias equation per
         class), and K blocks of n_k + 1 cost Σ n_k³ instead of (Σ n_k)³. A singular block is solved by its least
-        change, as the whole system would be (its least-squares problem splits by block too). A class's block
+        change, as the whole system would be below LEAST_SQUARES_LIMIT (its least-squares problem splits by block
+        too). A class's block
         depends on its own pairs' partition alone: one an earlier round solved is not solved again (an active-set
         round moves the pairs of a few classes)."""
         problem, nS, x = self.problem, S.size, np.empty(rhs.size)

@@ -188,8 +188,8 @@ class PrimalSystem:
         K, D = hessians.shape[:2]
         # s = Σ h_k − S_H q with q = e∘x (x = s on free, q on constrained coordinates): the system's column j is
         # e_j times column j of S_H = Σ_k H_k⁻¹, plus the free coordinates' identity; only the columns with e_j ≠ 0
-        # are solved for (at α = 0 with soft w, the default, the bias column alone: the D right-hand sides of the
-        # whole inverse measured half of an exact RBF fit, scene with negatives, D = 1 212)
+        # are solved for (at α = 0 with soft w the bias column alone when γ > 0 or b is hard, none for a separable
+        # problem: the D right-hand sides of the whole inverse measured half of an exact RBF fit, scene, D = 1 212)
         coupled = np.flatnonzero(stepper.e)
         self.blocks, columns = [], np.zeros((D, coupled.size))
         units = np.eye(D)[:, coupled]
