@@ -109,15 +109,14 @@ def prediction_scores(truth, predictions, w, jaccard_weight):
     """The score of each boolean prediction matrix ``predictions[c]`` (C×n×K) against ``truth`` (n×K), rows weighted
     by ``w``."""
     C, n, K = predictions.shape
-    out, scores = np.empty(C), _row_scores(w, K)
+    out, scores, true = np.empty(C), _row_scores(w, K), _row_counts(truth)
     for c in range(C):
         for i in range(n):
-            common, predicted, true = 0, 0, 0
+            common, predicted = 0, 0
             for k in range(K):
                 common += truth[i, k] and predictions[c, i, k]
                 predicted += predictions[c, i, k]
-                true += truth[i, k]
-            _add_row(scores, i, common, predicted, true, w[i])
+            _add_row(scores, i, common, predicted, true[i], w[i])
         out[c] = _score(scores, jaccard_weight)
     return out
 
@@ -137,11 +136,20 @@ def threshold_scores(F, truth, top, w, bounds, fallback, jaccard_weight):
                 on = F[i, k] >= bound
                 common += on & truth[i, k]
                 predicted += on
-            if fallback and predicted == 0:
-                common, predicted = int(truth[i, top[i]]), 1
+            if fallback:
+                common, predicted = _fall_back(common, predicted, truth[i, top[i]])
             _add_row(scores, i, common, predicted, true[i], w[i])
         out[c] = _score(scores, jaccard_weight)
     return out
+
+
+@compiled()
+def _fall_back(common, predicted, top_truth):
+    """The counts |T ∩ P| and |P| of a row after the fallback: a row the rule leaves empty gets its argmax label, whose
+    truth is ``top_truth``."""
+    if predicted == 0:
+        return int(top_truth), 1
+    return common, predicted
 
 
 @compiled()
@@ -178,8 +186,8 @@ def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccar
                 continue
             label_on[i] = on
             common, predicted = rest_common[i] + (on and truth[i, k]), rest_predicted[i] + on
-            if fallback and predicted == 0:
-                common, predicted = int(truth[i, top[i]]), 1
+            if fallback:
+                common, predicted = _fall_back(common, predicted, truth[i, top[i]])
             _add_row(scores, i, common, predicted, true[i], w[i])
         values[c] = _score(scores, jaccard_weight)
     rights, right = np.full(C + 1, np.nan), np.empty(n)

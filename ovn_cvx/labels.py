@@ -148,14 +148,14 @@ def expected_best_labels(P, utility="jaccard", fallback: bool = True) -> np.ndar
     ``UTILITIES`` or a Jaccard weight, :func:`jaccard_weight`) when the labels are independent with those
     probabilities (docs/theory.md §5.1): the set is the m most probable labels for the best m (a swap of a less
     probable label in the set for a more probable one outside never lowers a utility that rises with a and falls with
-    b), and the expectation is exact, from the two Poisson-binomial distributions of a and b — O(K³) a row, compiled
-    (``_rule_loops.expected_best_sizes``). ``fallback``: at least one label, the expectation taken given at least
-    one true label. Ties go to the smaller set."""
+    b), and the expectation is exact, E[a/(m + b)] = E[a]·E[1/(m + b)] (a and b are independent) — O(K²) a row,
+    compiled (``_rule_loops.expected_best_sizes``). ``fallback``: at least one label, the expectation taken given at
+    least one true label. Ties go to the smaller set."""
     P = np.clip(np.asarray(P, dtype=np.float64), 0.0, 1.0)
     order = np.argsort(-P, axis=1, kind="stable")
     from ._rule_loops import expected_best_sizes  # at the first use: numba's start-up is not paid by the import
 
-    sizes = expected_best_sizes(np.take_along_axis(P, order, axis=1), float(jaccard_weight(utility)), fallback)
+    sizes = expected_best_sizes(np.take_along_axis(P, order, axis=1), jaccard_weight(utility), fallback)
     chosen = np.zeros(P.shape, dtype=bool)
     np.put_along_axis(chosen, order, np.arange(P.shape[1])[None, :] < sizes[:, None], axis=1)
     return chosen
