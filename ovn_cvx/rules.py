@@ -33,10 +33,10 @@ def _ratio(num, den):
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 1.0)
 
 
-def _compiled(array, dtype) -> np.ndarray:
-    """A writable C-ordered copy of ``array`` as ``dtype``: the one kind of array the compiled scores are compiled
-    for (a read-only or strided input would compile them again for its type)."""
-    return np.array(array, dtype=dtype, order="C")
+def _contiguous(array, dtype) -> np.ndarray:
+    """``array`` as a writable C-ordered array of ``dtype`` (a copy only when it is not one already): the one kind of
+    array the compiled scores are compiled for (a read-only or strided input would compile them again for its type)."""
+    return np.require(array, dtype=dtype, requirements=["C", "W"])
 
 
 def _weights(sample_weight, n) -> np.ndarray:
@@ -44,7 +44,7 @@ def _weights(sample_weight, n) -> np.ndarray:
     is not the number of rows (the compiled loops do not check their indices)."""
     if sample_weight is None:
         return np.ones(n)
-    w = _compiled(sample_weight, np.float64)
+    w = _contiguous(sample_weight, np.float64)
     if w.shape != (n,):
         raise ValueError(f"sample_weight must have one entry per row ({n}), got shape {w.shape}")
     return w
@@ -72,7 +72,7 @@ class RowScorer:
         T, P = np.asarray(T, dtype=bool), np.asarray(P, dtype=bool)
         if P.shape[-2:] != T.shape:  # the compiled loops do not check their indices
             raise ValueError(f"the predictions' rows and labels {P.shape[-2:]} must be the truth's {T.shape}")
-        scores = _loops().prediction_scores(_compiled(T, bool), _compiled(P.reshape(-1, *P.shape[-2:]), bool),
+        scores = _loops().prediction_scores(_contiguous(T, bool), _contiguous(P.reshape(-1, *P.shape[-2:]), bool),
                                             _weights(w, P.shape[-2]), self.jaccard_weight)
         return scores.reshape(P.shape[:-2]) if P.ndim > 2 else scores[0]
 
@@ -360,7 +360,7 @@ class _Rows:
     ``w`` (ones without ``sample_weight``) and each row's argmax label ``top``."""
 
     def __init__(self, F, truth, sample_weight):
-        self.F, self.truth = _compiled(F, np.float64), _compiled(truth, bool)
+        self.F, self.truth = _contiguous(F, np.float64), _contiguous(truth, bool)
         self.sample_weight, self.w = sample_weight, _weights(sample_weight, F.shape[0])
         self.top = argmax_index(F)
 

@@ -56,6 +56,11 @@ class Band:
     widened_by : float, default=0.0
         The fold standard error added on each side (one seed only).
 
+    Raises
+    ------
+    ValueError
+        When ``lo`` or ``hi`` is NaN or ``lo > hi``.
+
     Examples
     --------
     >>> from ovn_cvx.experiments import Band
@@ -69,6 +74,10 @@ class Band:
     hi: float
     n_seeds: int
     widened_by: float = 0.0   # the fold standard error added on each side (one seed only)
+
+    def __post_init__(self):
+        if not self.lo <= self.hi:  # NaN included: it fails every comparison of a verdict and read as "reproduced"
+            raise ValueError(f"band must have lo <= hi, got lo={self.lo}, hi={self.hi}")
 
     @classmethod
     def from_rows(cls, rows: pd.DataFrame, folds: int, values: tuple[str, ...] = ("paper_protocol", "nested")):
@@ -139,11 +148,6 @@ def verdict(number: PaperNumber, band: Band | None, half_unit: float | None = No
     str
         The verdict.
 
-    Raises
-    ------
-    ValueError
-        When ``band`` has a NaN end or ``lo > hi``.
-
     Examples
     --------
     >>> from ovn_cvx.experiments import Band, paper_numbers, verdict
@@ -157,8 +161,6 @@ def verdict(number: PaperNumber, band: Band | None, half_unit: float | None = No
         return NOT_COMPARABLE
     if band is None:
         return NOT_RUN
-    if not band.lo <= band.hi:  # NaN included: it fails both comparisons below and would read as "reproduced"
-        raise ValueError(f"band must have lo <= hi, got lo={band.lo}, hi={band.hi}")
     lo, hi = _interval(number, half_unit)
     if band.hi < lo:
         return BELOW
