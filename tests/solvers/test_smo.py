@@ -440,3 +440,11 @@ def test_warm_start_from_any_method_with_a_dual_point_and_named_without_one():
     assert warm.success and warm.objective == pytest.approx(reference.objective, rel=1e-6)
     with pytest.raises(ValueError, match="warm_start"):
         ovn_cvx.solve(problem, "smo", warm_start=dataclasses.replace(reference, dual=None))
+
+
+def test_newton_steps_leave_the_next_rebuild_only_the_columns_the_pair_steps_move():
+    """After the Newton steps Z is rebuilt from M and that M recorded, so the next rebuild evaluates no kernel column
+    the Newton steps moved (it used to evaluate them all a second time)."""
+    problem, rows, state, _ = _loose_iterate("SwSb", 0.0, False)
+    assert sum(group_steps(state, rows, [k], 10**8) for k in range(problem.n_classes)) > 0
+    np.testing.assert_array_equal(state.exact[0], state.signed_dual(problem.n_samples))

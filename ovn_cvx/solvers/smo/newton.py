@@ -31,15 +31,13 @@ NEWTON_STEPS = 32
 @dataclass
 class _ClassSystem:
     """Class k's free pairs F (positions in the pair arrays) and what its steps keep: the factor of H = c1 G_FF, the
-    exact block G_FF, the slopes v_F, the pairs held at the bound a cut put them on, the steps' summed change."""
+    exact block G_FF, the slopes v_F, the pairs held at the bound a cut put them on."""
 
-    k: int
     F: np.ndarray
     factor: tuple
     block: BlockGram
     v: np.ndarray
     held: np.ndarray
-    total: np.ndarray
 
 
 def newton_steps(state: State, rows: KernelRows, capacity: int) -> int:
@@ -56,8 +54,8 @@ def group_steps(state: State, rows: KernelRows, group: list[int], capacity: int)
     """At most NEWTON_STEPS Newton steps of the classes ``group`` together (one step length), from Z exact: each
     class's system factored once (none taken when the systems exceed ``capacity`` doubles or one is not positive
     definite: duplicated samples), the slopes and curvatures on the exact kernel's blocks of the free pairs, a cut
-    step followed by one with the cut pairs held, and Z_k moved once, by the exact product of the steps' sum. The
-    number of steps taken."""
+    step followed by one with the cut pairs held, and Z rebuilt once from the moved multipliers (``State.rebuild``:
+    the kernel columns of the samples the steps moved). The number of steps taken."""
     systems = _systems(state, rows, group, capacity)
     if systems is None:
         return 0
@@ -84,7 +82,6 @@ def group_steps(state: State, rows: KernelRows, group: list[int], capacity: int)
             blocked = (d != 0.0) & (room <= t)  # on their bound exactly (the masses change by round-off; the bound
             new[blocked] = np.where(d[blocked] > 0, upper[blocked], lower[blocked])  # repairs them)
             new = np.clip(new, lower, upper)
-            s.total += new - a
             state.a[s.F] = new
             s.v -= t * g
             s.held |= blocked
@@ -93,11 +90,8 @@ def group_steps(state: State, rows: KernelRows, group: list[int], capacity: int)
         taken += 1
         if t < reach or not cut:
             break
-    if taken:
-        every = np.arange(state.z.size)
-        for s in systems:
-            state.Z[s.k] += (BlockGram(rows)[np.ix_(every, state.sample[s.F])] @ s.total[:, None])[:, 0]
-        state.z[:] = state.Z.sum(axis=0)
+    if taken:  # the kernel columns of the moved samples, once: the rebuild's record of M keeps the next one off them
+        state.rebuild(rows)
     return taken
 
 
@@ -122,9 +116,8 @@ def _systems(state: State, rows: KernelRows, group: list[int], capacity: int) ->
             factor = cho_factor(space.T, overwrite_a=True) if F.size else None
         except LinAlgError:
             return None
-        systems.append(_ClassSystem(k, F, factor, BlockGram(rows)[np.ix_(samples, samples)],
-                                    state.sign[F] - c1 * state.Z[k, samples], np.zeros(F.size, dtype=bool),
-                                    np.zeros(F.size)))
+        systems.append(_ClassSystem(F, factor, BlockGram(rows)[np.ix_(samples, samples)],
+                                    state.sign[F] - c1 * state.Z[k, samples], np.zeros(F.size, dtype=bool)))
     return systems
 
 

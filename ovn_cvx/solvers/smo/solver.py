@@ -64,12 +64,12 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
         b = bias(state, state.decision())
         rounds.append((current, steps, estimate(problem, state, b)))
         taken = newton_steps(state, rows, rows.workspace_capacity) if rounds[-1][2] > gap_tol and newton else 0
-        if taken:  # Z moved by the exact product of each step
+        if taken:  # Z rebuilt on the columns the steps moved
             newton_count += taken
             b = bias(state, state.decision())
             rounds.append((current, steps, estimate(problem, state, b)))
         if rounds[-1][2] <= gap_tol or current <= MIN_TOL:
-            # Z is exact: rebuilt when the loop converged, then moved by the Newton steps' exact products
+            # Z is exact: rebuilt when the loop converged, and again on the columns the Newton steps moved
             coef, b, bound, M = certify(problem, view, state, b)
             checks += 1
             if bound.relative <= gap_tol or current <= MIN_TOL:
