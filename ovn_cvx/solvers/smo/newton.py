@@ -108,9 +108,9 @@ def _systems(state: State, rows: KernelRows, group: list[int], capacity: int) ->
     c1, systems = state.scalars[0], []
     for k, F, space in zip(group, frees, rows.workspaces(sizes)):
         samples = state.sample[F]
-        step = max(1, BLOCK_ENTRIES // max(1, F.size))
+        step, columns = max(1, BLOCK_ENTRIES // max(1, F.size)), rows.columns(samples)  # the columns prepared once
         for start in range(0, F.size, step):
-            space[start:start + step] = rows.entries(samples[start:start + step], samples)
+            space[start:start + step] = rows.entries(samples[start:start + step], samples, columns=columns)
         space *= c1
         try:  # in place: the transpose of the symmetric system is the Fortran-ordered array LAPACK reads
             factor = cho_factor(space.T, overwrite_a=True) if F.size else None
