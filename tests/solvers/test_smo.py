@@ -355,8 +355,9 @@ def test_gaussian_blocks_are_accurate_for_every_pair(offset):
     assert np.all(np.abs(block - direct) <= 32 * np.spacing(direct))
     assert block[3, 7] == 1.0 and block[7, 3] == 1.0 and np.all(np.diag(block) == 1.0)
     assert 0.0 < 1.0 - block[3, 30] < 1e-13
-    cols = every[::2]
-    assert np.array_equal(rows.block(every[5:40], cols, rows.columns(cols)), rows.block(every[5:40], cols))
+    cols = every[::2]  # columns prepared once, shifted by their own mean: as accurate
+    prepared, expected = rows.block(every[5:40], cols, rows.columns(cols)), direct[5:40][:, cols]
+    assert np.all(np.abs(prepared - expected) <= 32 * np.spacing(expected))
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -75,7 +75,6 @@ def group_steps(state: State, rows: KernelRows, group: list[int], capacity: int)
         rooms = [_room(state, s.F, d) for s, d in zip(systems, directions)]
         reach = min((float(room.min()) for room in rooms if room.size), default=np.inf)
         t = min(1.0, slope / curvature, reach)
-        cut = False
         for s, d, g, room in zip(systems, directions, products, rooms):
             a, lower, upper = state.a[s.F], state.lower[s.F], state.upper[s.F]
             new = a + t * d
@@ -85,10 +84,9 @@ def group_steps(state: State, rows: KernelRows, group: list[int], capacity: int)
             state.a[s.F] = new
             s.v -= t * g
             s.held |= blocked
-            cut |= bool(blocked.any())
         state.scalars[3] += t * mass
         taken += 1
-        if t < reach or not cut:
+        if t < reach:  # not cut (at t = reach the pair that sets it is blocked)
             break
     if taken:  # the kernel columns of the moved samples, once: the rebuild's record of M keeps the next one off them
         state.rebuild(rows)
