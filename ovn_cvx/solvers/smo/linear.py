@@ -42,6 +42,12 @@ FIRST_TOL = 0.1
 TOL_FACTOR = 10.0
 #: the round tolerance's floor: below it a step changes nothing representable
 TOL_FLOOR = 1e-14
+#: the default ρ: this fraction of a pair's mean curvature (P⁺)_kk |x_i|². The penalty adds ρ to every coordinate's
+#: curvature, so a large ρ shortens every step; a small one slows the biases' multiplier steps. Measured (sweeps to a
+#: proven gap of 1e-6 on 13 problems: emotions, scene, dense N = 2 000 and sparse 5 000 / 20 000 × 50 000 sets,
+#: SwSb γ = 0 and SwHb, with and without negatives; factors 1, 0.5, 0.1, 0.05, 0.02): 0.05 took 1.0–1.12× the
+#: fewest sweeps on each, the mean curvature itself 1.2–2.4× (sparse 20 000: 42 sweeps against 99)
+RHO_SCALE = 0.05
 #: the smallest default ρ (all-zero rows)
 EPS_RHO = 1e-12
 #: the polish (the exact finish on the margin set) is attempted at the checks once the round tolerance is this small,
@@ -125,8 +131,9 @@ class _Dual:
         else:
             self.mass_free = problem.bias_penalty > 0
             self.inv2g = 0.5 / problem.bias_penalty if self.mass_free else 0.0
-        # the mass penalty's curvature: a coordinate's own, (c1 + c2)|x|², on average
-        self.rho = rho if rho is not None else max((self.c1 + self.c2) * float(self.sq[self.sample].mean()), EPS_RHO)
+        # the mass penalty: a fraction of a coordinate's own curvature, (c1 + c2)|x|², on average
+        curvature = (self.c1 + self.c2) * float(self.sq[self.sample].mean())
+        self.rho = rho if rho is not None else max(RHO_SCALE * curvature, EPS_RHO)
         mu = np.zeros(len(pairs)) if M is None else feasible_dual(problem, self.sign * M[pairs.sample, pairs.label])
         self.a = self.sign * mu
         # the loop's visiting order of the samples, the pairs of each sample (CSR) and the shrinking marks
@@ -283,7 +290,8 @@ def solve_linear(problem: Problem, *, gap_tol: float = GAP_TOL, max_iter: int = 
         Evaluate the bound (and attempt the polish) every this many rounds, and whenever a round converged to its
         tolerance (which is then divided by 10).
     rho : float > 0, optional
-        The penalty on unequal class masses (default: the mean curvature (P⁺)_kk |x_i|² of a pair).
+        The penalty on unequal class masses (default: ``RHO_SCALE`` = 0.05 times the mean curvature (P⁺)_kk |x_i|²
+        of a pair).
 
     ``info`` holds ``gap_bound``, ``relative_gap_bound``, ``certified``, ``gap_tol``, ``form`` ("dcd"), ``finish``
     ("dcd", or "dcd + polish" when the polish certified), ``dual`` (the signed N×K dual point M = Y∘μ behind the
