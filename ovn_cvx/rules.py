@@ -378,14 +378,17 @@ def _platt(F, truth, labels, sample_weight) -> tuple[np.ndarray, np.ndarray]:
     return A, B
 
 
-#: ``platt_sigmoids``: a label's fit is done when the largest component of its log-loss gradient (on the scaled
-#: values) is at most this (scikit-learn's L-BFGS stops at 1e-6 of the same gradient)
-PLATT_GTOL = 1e-9
+#: ``platt_sigmoids``: a label's fit is done when the largest component of its log-loss gradient (on the values
+#: scaled to largest size 1) is at most this times the label's total weight: the test means the same for every scale
+#: of the values and of the weights (scikit-learn's L-BFGS stops at an absolute 1e-6 of the same gradient)
+PLATT_GTOL = 1e-12
 
 
-def _platt_done(ga, gb) -> np.ndarray:
-    """Whether Platt's fits with log-loss gradient (ga, gb) are done (a NaN gradient is not)."""
-    return (np.abs(ga) <= PLATT_GTOL) & (np.abs(gb) <= PLATT_GTOL)
+def _platt_done(ga, gb, total) -> np.ndarray:
+    """Whether Platt's fits with log-loss gradient (ga, gb) and total weight ``total`` are done (a NaN gradient is
+    not)."""
+    tol = PLATT_GTOL * total
+    return (np.abs(ga) <= tol) & (np.abs(gb) <= tol)
 
 
 def _platt_loss(z, w, target):
@@ -401,7 +404,10 @@ def _platt_residual(z, w, target):
 
 def _platt_lbfgs(a, b, f, w, target) -> tuple[float, float]:
     """(a, b) of one column's Platt fit by scipy's L-BFGS from (a, b): the finish of a column Newton's method did not
-    bring to ``PLATT_GTOL``."""
+    bring to ``PLATT_GTOL``. The objective is divided by the total weight, so that L-BFGS's absolute gradient
+    tolerance is the relative one of ``_platt_done``."""
+    w = w / w.sum()
+
     def loss_and_gradient(ab):
         z = ab[0] * f + ab[1]
         r, _ = _platt_residual(z, w, target)
@@ -416,27 +422,30 @@ def platt_sigmoids(F, member, sample_weight=None, *, max_iter: int = 50) -> tupl
     F (n×L) against the boolean ``member`` (n×L), fitted on each column's known values (not ``NEVER``).
 
     The fit of scikit-learn's ``CalibratedClassifierCV(method="sigmoid")``: Platt's smoothed targets
-    (n₊ + 1)/(n₊ + 2) and 1/(n₋ + 2) (weighted counts), values scaled by their largest size when that is 30 or more,
-    the start A = 0, B = log((n₋ + 1)/(n₊ + 1)). It is minimized for all columns at once by Newton's method with a
-    backtracking line search (Platt's problem in Lin, Lin & Weng's form: a 2×2 system per column); a column stops
-    when its gradient is within ``PLATT_GTOL``, and a column that does not get there in ``max_iter`` iterations is
-    finished by scipy's L-BFGS on the same objective."""
+    (n₊ + 1)/(n₊ + 2) and 1/(n₋ + 2) (weighted counts), the start A = 0, B = log((n₋ + 1)/(n₊ + 1)). Each column's
+    values are scaled to largest size 1 (scikit-learn scales them only from size 30 on; the optimum is the same), so
+    that values s·F give the sigmoid (A/s, B) for every scale s. It is minimized for all columns at once by Newton's
+    method with a backtracking line search (Platt's problem in Lin, Lin & Weng's form: a 2×2 system per column); a
+    column stops when its gradient is within ``PLATT_GTOL`` of its total weight, and a column that does not get there
+    in ``max_iter`` iterations is finished by scipy's L-BFGS on the same objective."""
     F = np.asarray(F, dtype=np.float64)
     member = np.asarray(member, dtype=bool)
     known = F > NEVER
     w = known * (1.0 if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)[:, None])
     largest = np.abs(np.where(known, F, 0.0)).max(axis=0, initial=0.0)
-    scale = np.where(largest >= 30.0, largest, 1.0)  # large values scaled into range, as scikit-learn does
+    # values of size 1e-6 would leave the Hessian's a-entry below its 1e-12 ridge, and the stopping test loose
+    scale = np.where(largest > 0.0, largest, 1.0)
     f = np.where(known, F, 0.0) / scale
+    total = w.sum(axis=0)
     positives = (w * member).sum(axis=0)
-    negatives = w.sum(axis=0) - positives
+    negatives = total - positives
     target = np.where(member, (positives + 1.0) / (positives + 2.0), 1.0 / (negatives + 2.0))
     a, b = np.zeros(F.shape[1]), np.log((negatives + 1.0) / (positives + 1.0))
     current = _platt_loss(a * f + b, w, target)
     for iteration in range(max_iter + 1):
         r, p = _platt_residual(a * f + b, w, target)
         ga, gb = (r * f).sum(axis=0), r.sum(axis=0)
-        done = _platt_done(ga, gb)
+        done = _platt_done(ga, gb, total)
         if done.all() or iteration == max_iter:
             break
         # Newton's direction from the 2×2 Hessian, with Lin, Lin & Weng's 1e-12 ridge (a column of constant values
