@@ -94,10 +94,13 @@ def argmax_labels(F) -> np.ndarray:
 
 def rule_thresholds(F, *, top=None, gap=None) -> np.ndarray:
     """The per-row thresholds (n×1) of the top-m rule, each row's m-th largest value (``top`` = m, or an array of m:
-    one n×1 column each), or of the score-gap rule, the row's largest value less ``gap`` (broadcast: a gap with
-    leading axes gives one n×1 column per gap) (docs/theory.md §5)."""
+    one n×1 column each) but at least its smallest known one (a label without a value, ``NEVER``, is never among the
+    top m: a row with fewer known labels gets them all), or of the score-gap rule, the row's largest value less
+    ``gap`` (broadcast: a gap with leading axes gives one n×1 column per gap) (docs/theory.md §5)."""
     if top is not None:
-        return np.moveaxis(np.sort(F, axis=1)[:, -np.asarray(top)], 0, -1)[..., None]
+        known = F > NEVER
+        lowest = np.where(known, F, np.inf).min(axis=1, keepdims=True)
+        return np.moveaxis(np.sort(np.where(known, F, lowest), axis=1)[:, -np.asarray(top)], 0, -1)[..., None]
     return F.max(axis=1, keepdims=True) - gap
 
 

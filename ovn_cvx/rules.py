@@ -174,8 +174,9 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     "hamming" or a Jaccard weight, the expected-score rule (Platt's sigmoid per label fitted to the values, then the
     label set of largest expected score, with and without the fallback, docs/theory.md §5.1); per-label thresholds
     with and without the fallback, by coordinate ascent from the best global threshold (two sweeps over the labels).
-    Only the columns ``labels`` (default: all) are searched; the others keep the global threshold (never predicted by
-    the expected-score rule).
+    Only the columns ``labels`` (default: all; distinct indices) with a known value (not ``NEVER``) are searched; the
+    others keep the global threshold (never predicted by the expected-score rule). A ValueError naming ``labels`` when
+    none of them has a known value (on all rows, or on the rows outside a group of ``folds``).
 
     ``selection``: ``"best"``, the family whose best scores highest on these values (a later family must score
     strictly higher); ``"one_se"`` (Breiman's one-standard-error rule), the first family whose best score is at least
@@ -200,8 +201,7 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     truth = np.asarray(Y) == 1
     if truth.shape != F.shape:  # the compiled loops do not check their indices
         raise ValueError(f"Y must have the shape of F {F.shape}, got {truth.shape}")
-    labels = np.arange(F.shape[1]) if labels is None else np.asarray(labels)
-    search = _Search(score_of, scoring, paper, labels)
+    search = _Search(score_of, scoring, paper, _check_labels(labels, F.shape[1]))
     best = search.family_bests(F, truth, sample_weight)
     held_out = search.held_out_predictions(F, truth, sample_weight, np.asarray(folds)) if held_out_needed else None
     if selection == "cv":
@@ -220,6 +220,19 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     gain, error = differences.mean(), differences.std(ddof=1) / np.sqrt(differences.size)
     kept_paper = guard and not outweighs_noise(differences)
     return LearnedRule(paper if kept_paper else best[family][1], scores, float(gain), float(error), kept_paper)
+
+
+def _check_labels(labels, n_labels: int) -> np.ndarray:
+    """The searched columns ``labels`` (None: all ``n_labels``) as an index array; a ValueError naming ``labels``
+    unless they are distinct column indices, at least one."""
+    if labels is None:
+        return np.arange(n_labels)
+    indices = np.asarray(labels)
+    if indices.ndim != 1 or indices.size == 0 or indices.dtype.kind not in "iu" or np.unique(indices).size < \
+            indices.size or indices.min() < 0 or indices.max() >= n_labels:
+        raise ValueError(f"labels must be distinct column indices of F (0 … {n_labels - 1}), at least one, got "
+                         f"{labels!r}")
+    return indices
 
 
 def _learner_predictions(score_of, truth, held_out, folds, sample_weight) -> np.ndarray:
@@ -264,8 +277,13 @@ class _Search:
     def family_bests(self, F, truth, sample_weight) -> dict[str, tuple[float, DecisionRule]]:
         """{family: (score, rule)} of each family's best rule on F, in the order of ``FAMILIES``. A family's
         candidates are scored as one batch (``_batch``); its best is the first maximum, and a later search of the
-        family must score strictly higher to replace it."""
-        labels = self.labels
+        family must score strictly higher to replace it. Only the searched labels with a known value (not ``NEVER``)
+        on these rows are searched; a ValueError naming ``labels`` when there is none."""
+        labels = self.labels[(F[:, self.labels] > NEVER).any(axis=0)]
+        if labels.size == 0:
+            raise ValueError(f"labels: none of the searched columns {self.labels.tolist()} has a known decision value "
+                             f"(all NEVER: left out of the fits) on the {F.shape[0]} rows searched (with folds: the "
+                             "rows outside a fold); a rule is learned from known values")
         best = {}
 
         def consider(family, values, rules):

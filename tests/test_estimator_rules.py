@@ -10,7 +10,7 @@ from sklearn.model_selection import KFold
 
 import ovn_cvx
 from ovn_cvx import Problem
-from ovn_cvx.labels import (NEVER, TIE_TOL, UTILITIES, DecisionRule, at_least, at_least_bound, expected_best_labels,
+from ovn_cvx.labels import (NEVER, TIE_TOL, UTILITIES, DecisionRule, at_least, expected_best_labels,
                             predict_labels)
 from ovn_cvx.rules import SELECTIONS, learn_rule
 from ovn_cvx.testing import assert_matches_reference
@@ -505,39 +505,6 @@ def test_held_out_choice_scores_each_fold_with_rules_searched_on_the_others():
     Y = (F + 1.5 * noise > np.sort(F, axis=1)[:, [-2]]).astype(int)
     assert learn_rule(F, Y, "jaccard")[0].kind == "per-label thresholds"
     assert learn_rule(F, Y, "jaccard", selection="cv", folds=folds)[0] == DecisionRule()
-
-
-@pytest.mark.parametrize("scoring", ["jaccard", "hamming", 0.3])
-@pytest.mark.parametrize("fallback", [True, False])
-def test_label_threshold_trials_from_row_counts_equal_the_full_predictions(scoring, fallback):
-    """The per-label search scores a row-wise metric from each candidate's row counts; the oracle: the same
-    candidates' full predictions (``DecisionRule.predict``) scored by the same metric through the generic batch —
-    ties on a threshold (within TIE_TOL), rows left empty (the fallback), a label left out (NEVER), weights."""
-    from ovn_cvx.rules import RowScorer, _candidates, _Rows, _Search, scorer
-    rng = np.random.default_rng(5)
-    F = np.round(rng.normal(size=(80, 5)), 1)  # rounded: many values equal to a candidate threshold
-    F[:, 3] = NEVER
-    truth = rng.random((80, 5)) < 0.35
-    truth[:, 3] = False
-    w = rng.uniform(0.2, 2.0, size=80)
-    metric = scorer(scoring)
-    assert isinstance(metric, RowScorer)
-    fast = _Search(metric, scoring, DecisionRule(), np.array([0, 1, 2, 4]))
-    generic = _Search(lambda T, P, weights: metric(T, P, weights), scoring, DecisionRule(), np.array([0, 1, 2, 4]))
-    thresholds = np.array([0.3, 1.0, -0.2, 0.5, 0.8])
-    for k in (0, 2, 4):
-        candidates = _candidates(F[:, k])
-        for weights in (None, w):
-            rows = _Rows(F, truth, weights)
-            _, values, rights, right = fast._label_trials(rows, thresholds, k, candidates, at_least_bound(candidates),
-                                                          fallback)
-            _, expected_values, expected_rights, expected_right = generic._label_trials(
-                rows, thresholds, k, candidates, at_least_bound(candidates), fallback)
-            np.testing.assert_array_equal(values, expected_values)
-            best = values == values.max()  # the rights the tie rule reads
-            np.testing.assert_array_equal(rights[best], expected_rights[best])
-            assert right == expected_right
-    assert np.ptp(values) > 0.01  # the candidates differ: the comparison is not between constants
 
 
 def test_a_degenerate_label_is_reported_once_not_per_internal_fold():
