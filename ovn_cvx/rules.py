@@ -13,6 +13,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 
+from ._validation import check_sample_weight
 from .labels import NEVER, DecisionRule, argmax_index, at_least_bound, is_jaccard_weight, rule_thresholds
 
 
@@ -194,13 +195,22 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     if selection not in SELECTIONS:
         raise ValueError(f"rule_selection must be one of {SELECTIONS}, got {selection!r}")
     held_out_needed = selection != "best" or guard
-    if held_out_needed and (folds is None or np.unique(folds).size < 2):
-        what = f"rule_selection={selection!r}" if selection != "best" else "guard=True"
-        raise ValueError(f"{what} needs folds: the internal fold of every row, at least 2 folds")
     F = np.asarray(F, dtype=np.float64)
     truth = np.asarray(Y) == 1
     if truth.shape != F.shape:  # the compiled loops do not check their indices
         raise ValueError(f"Y must have the shape of F {F.shape}, got {truth.shape}")
+    if held_out_needed and folds is not None and np.shape(folds) != (F.shape[0],):
+        raise ValueError(f"folds must give the internal fold of each of the {F.shape[0]} rows, got shape "
+                         f"{np.shape(folds)}")
+    if sample_weight is not None:  # a row of weight 0 counts nowhere: not among the candidates, nor as a fold
+        sample_weight = check_sample_weight(sample_weight, F.shape[0])
+        weighted = sample_weight > 0
+        F, truth, sample_weight = F[weighted], truth[weighted], sample_weight[weighted]
+        folds = None if folds is None else np.asarray(folds)[weighted]
+    if held_out_needed and (folds is None or np.unique(folds).size < 2):
+        what = f"rule_selection={selection!r}" if selection != "best" else "guard=True"
+        raise ValueError(f"{what} needs folds: the internal fold of every row, at least 2 folds with rows of positive "
+                         "sample_weight")
     search = _Search(score_of, scoring, paper, _check_labels(labels, F.shape[1]))
     best = search.family_bests(F, truth, sample_weight)
     held_out = search.held_out_predictions(F, truth, sample_weight, np.asarray(folds)) if held_out_needed else None

@@ -156,3 +156,38 @@ def test_bad_labels_name_the_argument(labels):
     F = np.random.default_rng(0).normal(size=(12, 3))
     with pytest.raises(ValueError, match=r"labels must be distinct column indices of F \(0 … 2\), at least one"):
         learn_rule(F, (F > 0).astype(int), labels=labels)
+
+
+@pytest.mark.parametrize("selection", ["best", "cv", "one_se"])
+def test_rows_of_zero_weight_count_nowhere(selection):
+    """Rows of weight 0 (a whole group of folds among them) give the rule, scores and gain of the search without
+    them: they are not among the candidate thresholds, nor a group of their own (was: a NaN gain, and a
+    StopIteration of the one-standard-error rule)."""
+    rng = np.random.default_rng(6)
+    F = rng.normal(size=(90, 4))
+    Y = ((F + rng.normal(scale=0.7, size=F.shape)) > 0.3).astype(int)
+    folds = np.arange(90) % 3
+    w = rng.uniform(0.5, 2.0, size=90)
+    w[(folds == 0) | (rng.random(90) < 0.2)] = 0.0
+    kept = w > 0
+    ours = learn_rule(F, Y, 0.5, sample_weight=w, selection=selection, folds=folds, guard=True)
+    oracle = learn_rule(F[kept], Y[kept], 0.5, sample_weight=w[kept], selection=selection, folds=folds[kept],
+                        guard=True)
+    assert np.isfinite(ours.gain) and (ours.gain, ours.gain_error, ours.scores) == (
+        oracle.gain, oracle.gain_error, oracle.scores)
+    np.testing.assert_array_equal(ours.rule.predict(F), oracle.rule.predict(F))
+
+
+@pytest.mark.parametrize("weights, match", [(-np.ones(30), "non-negative"), (np.zeros(30), "at least one nonzero"),
+                                            (np.ones(29), r"shape \(30,\)"), (np.full(30, np.nan), "NaN")])
+def test_bad_sample_weight_names_the_argument(weights, match):
+    F = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match=f"sample_weight.*{match}|{match}.*sample_weight"):
+        learn_rule(F, (F > 0).astype(int), sample_weight=weights)
+
+
+def test_weight_in_one_fold_only_is_too_few_folds():
+    F = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match=r"guard=True needs folds: .* at least 2 folds with rows of positive"):
+        learn_rule(F, (F > 0).astype(int), sample_weight=np.where(np.arange(30) < 10, 1.0, 0.0),
+                   folds=np.arange(30) // 10, guard=True)
