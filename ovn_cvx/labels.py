@@ -53,6 +53,8 @@ def membership(y, columns=None, name: str = "y") -> tuple[np.ndarray, np.ndarray
     ``arange(K)``). Errors name ``name``."""
     if sp.issparse(y) or (np.ndim(y) == 2 and np.shape(y)[1] > 1):
         Y = y.toarray() if sp.issparse(y) else np.asarray(y)
+        if Y.dtype == object and all(isinstance(v, Real) for v in Y.flat):  # e.g. a DataFrame of object columns
+            Y = Y.astype(np.float64)
         if Y.dtype.kind not in "biuf" or not np.isin(Y, (-1, 0, 1)).all():
             raise ValueError(f"an indicator matrix {name} must contain only 0 and 1 (and -1 for a known negative); "
                              f"for label sets, {BINARIZER_HINT}")
