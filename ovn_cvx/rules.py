@@ -51,6 +51,19 @@ def _weights(sample_weight, n) -> np.ndarray:
     return w
 
 
+def _decision_values(F) -> np.ndarray:
+    """F as a float n×K array of decision values, ``NEVER`` for a label left out of a fit; a ValueError naming ``F``
+    when it is not 2-D with a row, or holds NaN or an infinity (a comparison with NaN is False: it would be taken for
+    a value left out)."""
+    F = np.asarray(F, dtype=np.float64)
+    if F.ndim != 2 or F.shape[0] == 0:
+        raise ValueError(f"F must be an n×K array of decision values with at least one row, got shape {F.shape}")
+    if not np.isfinite(F).all():
+        raise ValueError("F must hold finite decision values (NEVER for a label left out of a fit), got NaN or an "
+                         "infinity")
+    return F
+
+
 def _loops():
     """The compiled scoring (``ovn_cvx._rule_loops``), imported at the first rule search: numba's start-up (~0.4 s)
     is not paid by ``import ovn_cvx`` or by fits that learn no rule."""
@@ -195,7 +208,7 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     if selection not in SELECTIONS:
         raise ValueError(f"rule_selection must be one of {SELECTIONS}, got {selection!r}")
     held_out_needed = selection != "best" or guard
-    F = np.asarray(F, dtype=np.float64)
+    F = _decision_values(F)
     truth = np.asarray(Y) == 1
     if truth.shape != F.shape:  # the compiled loops do not check their indices
         raise ValueError(f"Y must have the shape of F {F.shape}, got {truth.shape}")
@@ -456,7 +469,7 @@ def platt_sigmoids(F, member, sample_weight=None, *, max_iter: int = 50) -> tupl
     method with a backtracking line search (Platt's problem in Lin, Lin & Weng's form: a 2×2 system per column); a
     column stops when its gradient is within ``PLATT_GTOL`` of its total weight, and a column that does not get there
     in ``max_iter`` iterations is finished by scipy's L-BFGS on the same objective."""
-    F = np.asarray(F, dtype=np.float64)
+    F = _decision_values(F)
     member = np.asarray(member, dtype=bool)
     known = F > NEVER
     w = known * (1.0 if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)[:, None])
@@ -535,8 +548,11 @@ def fit_calibrators(F, member, sample_weight=None, method: str = "sigmoid") -> l
     if method == "sigmoid":
         return [PlattSigmoid(float(a), float(b)) for a, b in zip(*platt_sigmoids(F, member, sample_weight))]
     calibrators = []
-    for values, truth in zip(F.T, member.T):
+    for k, (values, truth) in enumerate(zip(_decision_values(F).T, member.T)):
         known = values > NEVER
+        if not known.any():
+            raise ValueError(f"F: column {k} has no known value (all NEVER: left out of the fits), no isotonic "
+                             "regression to fit")
         calibrators.append(IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(
             values[known], truth[known].astype(np.float64),
             sample_weight=None if sample_weight is None else sample_weight[known]))

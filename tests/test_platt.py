@@ -212,3 +212,19 @@ def test_predict_proba_is_scikit_learns_sigmoid_on_out_of_fold_values(multiclass
     np.testing.assert_allclose(est.predict_proba(X), P, rtol=0, atol=PLATT_ATOL)
     assert len(est.calibrators_) == (1 if kind == "binary" else member.shape[1])
     assert all(isinstance(model, PlattSigmoid) for model in est.calibrators_)
+
+
+def test_values_that_are_not_decision_values_name_f():
+    """A NaN value was taken for a value left out (NEVER) and silently dropped from the fit; an isotonic fit of a
+    column without a known value raised scikit-learn's "0 sample(s)". Platt's fit of such a column is the prior's
+    (A = 0, B = log(1/1) = 0: probability 1/2)."""
+    F, member, _ = _columns()
+    F[7, 0] = np.nan
+    for fit in (platt_sigmoids, fit_calibrators):
+        with pytest.raises(ValueError, match="F must hold finite decision values"):
+            fit(F, member)
+    F[:, 0] = NEVER
+    with pytest.raises(ValueError, match="F: column 0 has no known value"):
+        fit_calibrators(F, member, method="isotonic")
+    A, B = platt_sigmoids(F, member)
+    assert (A[0], B[0]) == (0.0, 0.0)

@@ -191,3 +191,18 @@ def test_weight_in_one_fold_only_is_too_few_folds():
     with pytest.raises(ValueError, match=r"guard=True needs folds: .* at least 2 folds with rows of positive"):
         learn_rule(F, (F > 0).astype(int), sample_weight=np.where(np.arange(30) < 10, 1.0, 0.0),
                    folds=np.arange(30) // 10, guard=True)
+
+
+@pytest.mark.parametrize("bad, match", [(np.nan, "finite decision values"), (np.inf, "finite decision values"),
+                                        (-np.inf, "finite decision values")])
+def test_values_that_are_not_decision_values_name_f(bad, match):
+    """NaN compares False with everything, so it was taken for a value left out (NEVER) and the rule learned on the
+    rest; an infinity broke the score-gap candidates with a NumPy warning."""
+    F = np.random.default_rng(0).normal(size=(30, 3))
+    Y = (F > 0).astype(int)
+    F[4, 1] = bad
+    with pytest.raises(ValueError, match=f"F must hold {match}"):
+        learn_rule(F, Y)
+    for shape in [(0, 3), (30,)]:
+        with pytest.raises(ValueError, match=r"F must be an n×K array of decision values with at least one row"):
+            learn_rule(np.zeros(shape), np.zeros(shape))
