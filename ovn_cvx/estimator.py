@@ -191,7 +191,10 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         rule's scores on the ``rule_cv`` folds. The chosen family's best rule on all the values is kept.
     rule_cv : int or cross-validation splitter, default=3
         The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
-        random_state=0)``; both use the same out-of-fold decision values.
+        random_state=0)``; both use the same out-of-fold decision values. A splitter's test folds must hold every row
+        exactly once (as ``cross_val_predict`` requires; an empty test fold is skipped), at least two of them, and
+        each fold's training part must have at least 2 classes with a positive example of positive weight; else a
+        ValueError names ``rule_cv``.
         Each fold is fitted once (from a cold start), whatever the number of candidate rules; ``n_jobs`` of them at a
         time.
     probability : bool, default=False
@@ -295,7 +298,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     label (empty label sets) enter no hinge term.
 
     **Sample weights.** Samples of weight 0 are dropped before fitting, which is exactly equivalent (their
-    hinge terms vanish). With ``kernel="precomputed"``, their columns of the kernel matrix are dropped too.
+    hinge terms vanish). With ``kernel="precomputed"``, their columns of the kernel matrix are dropped too. They
+    count nowhere in the learned rule's search and the calibration either.
 
     **Warnings.** ``ConvergenceWarning`` when MM stops at ``max_iter`` or a CVXPY solver reports an inaccurate
     solution; ``DegenerateLabelWarning`` (a ``UserWarning``) when the training decision values of a label are
