@@ -114,3 +114,29 @@ def test_more_folds_than_rows_names_rule_cv(y_kind):
     with pytest.raises(ValueError, match="rule_cv: Cannot have number of splits n_splits=13"):
         OvNClassifier(rule_cv=13, probability=True).fit(X, y)
     assert OvNClassifier(rule_cv=KFold(12), probability=True).fit(X, y).predict_proba(X).shape == (12, 3)
+
+
+def test_a_label_without_weight_in_a_fold_is_calibrated_on_the_folds_that_fit_it():
+    """Label 0's positives outside the first fold all weigh 0: the first fold's fit leaves the label out (its rows'
+    values are NEVER) and its sigmoid is scikit-learn's on the other folds' out-of-fold values alone, rebuilt here
+    from fits of the folds by hand."""
+    from sklearn.calibration import _SigmoidCalibration
+
+    X, Y = _data()
+    folds = np.repeat([0, 1, 2], 12)
+    w = np.ones(36)
+    w[(folds > 0) & (Y[:, 0] == 1)] = 0.0
+    est = OvNClassifier(rule_cv=PredefinedSplit(folds), probability=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateLabelWarning)
+        est.fit(X, Y, sample_weight=w)
+        values = np.zeros(Y.shape)
+        for fold in range(3):
+            train, test = folds != fold, folds == fold
+            model = OvNClassifier().fit(X[train], Y[train], sample_weight=w[train])
+            assert (0 in model.fitted_labels_) == (fold > 0)
+            values[test] = model.decision_function(X[test])
+    known = folds > 0
+    theirs = _SigmoidCalibration().fit(values[known, 0], Y[known, 0] == 1, w[known])
+    G = est.decision_function(X)
+    np.testing.assert_allclose(est.predict_proba(X)[:, 0], theirs.predict(G[:, 0]), rtol=0, atol=1e-6)
