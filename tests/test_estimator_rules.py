@@ -415,6 +415,34 @@ def test_a_rule_has_one_kind():
         DecisionRule(calibration=calibration, utility="f1_micro")
 
 
+@pytest.mark.parametrize("params, match", [
+    ({"top": 0}, "top must be a positive integer"), ({"top": -1}, "top must be a positive integer"),
+    ({"top": 1.5}, "top must be a positive integer"), ({"top": True}, "top must be a positive integer"),
+    ({"gap": -1e-9}, "gap must be a finite number >= 0"), ({"gap": np.nan}, "gap must be a finite number >= 0"),
+    ({"gap": np.inf}, "gap must be a finite number >= 0"), ({"threshold": np.nan}, "threshold must be finite"),
+    ({"threshold": np.array([0.5, np.inf])}, "threshold must be finite"), ({"threshold": "a"}, "threshold: could not")])
+def test_a_rule_that_means_nothing_names_its_parameter(params, match):
+    """top=0 predicted every label and top=-1 the labels above the smallest; a NaN threshold or gap left every row to
+    the fallback: each is refused by name."""
+    with pytest.raises(ValueError, match=match):
+        DecisionRule(**params)
+
+
+def test_a_rule_fits_the_labels_it_predicts():
+    """Per-label thresholds: one per label of F, by name (was NumPy's broadcast error); top m beyond the labels of F
+    gives every label (as a row with fewer known labels gets them all), on the boundary m = K and just past it;
+    gap 0 is the argmax (ties within TIE_TOL)."""
+    F = np.array([[3.0, 1.0, 2.0], [0.5, 0.2, 0.5 - 1e-7]])
+    for thresholds in (np.zeros(2), np.zeros(4)):
+        with pytest.raises(ValueError, match=f"threshold has {thresholds.size} entries; F has 3 labels"):
+            DecisionRule(thresholds).predict(F)
+    np.testing.assert_array_equal(DecisionRule(np.array([2.5, 0.0, 2.5])).predict(F), [[1, 1, 0], [0, 1, 0]])
+    for m in (3, 4, 10):
+        assert DecisionRule(top=m).predict(F).all()
+    np.testing.assert_array_equal(DecisionRule(top=2).predict(F), [[1, 0, 1], [1, 0, 1]])
+    np.testing.assert_array_equal(DecisionRule(gap=0.0).predict(F), [[1, 0, 0], [1, 0, 1]])
+
+
 def test_expected_score_rule_never_gives_a_label_without_a_value():
     """P(label) = 1 / (1 + exp(A f + B)) by hand; a value NEVER (a label left out of a fold's fit) and B = inf (a
     label not searched) give P = 0 whatever the sign of A, without warnings."""
