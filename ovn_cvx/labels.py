@@ -51,10 +51,10 @@ def membership(y, columns=None, name: str = "y") -> tuple[np.ndarray, np.ndarray
     """(Y in {−1, 0, 1}^{N×K}, classes, multilabel) of checked targets ``y``: 1-D class labels (classes: the sorted
     labels), or an indicator matrix (dense or sparse; classes: ``columns``, e.g. a DataFrame's column names, or
     ``arange(K)``). Errors name ``name``."""
+    if isinstance(y, np.ndarray) and y.dtype == object and all(isinstance(v, Real) for v in y.flat):
+        y = np.array(y.tolist())  # numbers in object columns (pandas), as the numbers: numpy infers their type
     if sp.issparse(y) or (np.ndim(y) == 2 and np.shape(y)[1] > 1):
         Y = y.toarray() if sp.issparse(y) else np.asarray(y)
-        if Y.dtype == object and all(isinstance(v, Real) for v in Y.flat):  # e.g. a DataFrame of object columns
-            Y = Y.astype(np.float64)
         if Y.dtype.kind not in "biuf" or not np.isin(Y, (-1, 0, 1)).all():
             raise ValueError(f"an indicator matrix {name} must contain only 0 and 1 (and -1 for a known negative); "
                              f"for label sets, {BINARIZER_HINT}")

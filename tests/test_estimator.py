@@ -236,9 +236,10 @@ def test_too_few_labels_and_single_class_raise():
         paper_model().fit(X, np.full((10, 3), 2))
 
 
-def test_an_object_dtype_indicator_matrix_of_numbers_is_the_numeric_one():
-    """An indicator matrix of Python numbers in object columns (a DataFrame after mixed operations) is the same
-    matrix as numbers (was: rejected as not "only 0 and 1"); strings in it are still rejected."""
+def test_object_dtype_targets_of_numbers_are_the_numeric_ones():
+    """An indicator matrix or class labels of Python numbers in object columns (a DataFrame after mixed operations)
+    are the same targets as numbers (were: rejected as not "only 0 and 1", and as of "unknown" type); strings in an
+    indicator matrix are still rejected."""
     import pandas as pd
     rng = np.random.default_rng(0)
     X = rng.normal(size=(24, 3))
@@ -247,6 +248,12 @@ def test_an_object_dtype_indicator_matrix_of_numbers_is_the_numeric_one():
     expected = paper_model().fit(X, Y).decision_function(X)
     for objects in (Y.astype(object), pd.DataFrame(Y, columns=["a", "b", "c"]).astype(object)):
         np.testing.assert_array_equal(paper_model().fit(X, objects).decision_function(X), expected)
+    y = Y.argmax(axis=1)
+    numeric = paper_model().fit(X, y)
+    objects = paper_model().fit(X, y.astype(object))
+    np.testing.assert_array_equal(objects.classes_, numeric.classes_)
+    assert objects.classes_.dtype == numeric.classes_.dtype
+    np.testing.assert_array_equal(objects.decision_function(X), numeric.decision_function(X))
     strings = Y.astype(object)
     strings[1, 1] = "1"
     with pytest.raises(ValueError, match="only 0 and 1"):
