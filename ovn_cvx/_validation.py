@@ -6,6 +6,7 @@ import re
 from contextlib import contextmanager
 
 import numpy as np
+from sklearn.utils.validation import check_array
 
 
 def check_number(name: str, value, *, low=None, strict: bool = False, integer: bool = False):
@@ -25,6 +26,25 @@ def check_number(name: str, value, *, low=None, strict: bool = False, integer: b
     if low is not None and (value < low or (strict and value == low)):
         raise ValueError(f"{name} must be {'>' if strict else '>='} {low}, got {value!r}")
     return int(value) if integer else float(value)
+
+
+def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
+    """Sample weights as a float array of n_samples non-negative finite values, not all zero (None: ones; a number:
+    that weight for every row); a ValueError naming ``sample_weight`` otherwise."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    if isinstance(sample_weight, numbers.Real):
+        w = np.full(n_samples, check_number("sample_weight", sample_weight, low=0.0))
+    else:
+        with naming("sample_weight"):
+            w = check_array(sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight")
+        if w.shape != (n_samples,):
+            raise ValueError(f"sample_weight must have shape ({n_samples},), one weight per sample, got {w.shape}")
+        if (w < 0).any():
+            raise ValueError("sample_weight must be non-negative, got a negative weight")
+    if not w.any():
+        raise ValueError("sample_weight must have at least one nonzero weight, got all zero")
+    return w
 
 
 def check_no_dates(name: str, X) -> None:

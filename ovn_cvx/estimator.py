@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from ._blas import blas_controller
 from ._parallel import parallel_map
 from ._sklearn_compat import HasMethods, Interval, StrOptions, fit_context
-from ._validation import check_no_dates, check_number, naming
+from ._validation import check_no_dates, check_sample_weight, naming
 from .exceptions import DegenerateLabelWarning
 from .kernels import KMeansNystroem, kernel_matrix, resolve_gamma, validate_kernel
 from .labels import NEVER, TIE_TOL, DecisionRule, membership, predict_labels, reject_label_sets
@@ -191,7 +191,10 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         rule's scores on the ``rule_cv`` folds. The chosen family's best rule on all the values is kept.
     rule_cv : int or cross-validation splitter, default=3
         The internal folds of ``decision_rule="cv"`` and ``probability``: an int n is ``KFold(n, shuffle=True,
-        random_state=0)``; both use the same out-of-fold decision values.
+        random_state=0)``; both use the same out-of-fold decision values. A splitter's test folds must hold every row
+        exactly once (as ``cross_val_predict`` requires; an empty test fold is skipped), at least two of them, and
+        each fold's training part must have at least 2 classes with a positive example of positive weight; else a
+        ValueError names ``rule_cv``.
         Each fold is fitted once (from a cold start), whatever the number of candidate rules; ``n_jobs`` of them at a
         time.
     probability : bool, default=False
@@ -295,7 +298,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     label (empty label sets) enter no hinge term.
 
     **Sample weights.** Samples of weight 0 are dropped before fitting, which is exactly equivalent (their
-    hinge terms vanish). With ``kernel="precomputed"``, their columns of the kernel matrix are dropped too.
+    hinge terms vanish). With ``kernel="precomputed"``, their columns of the kernel matrix are dropped too. They
+    count nowhere in the learned rule's search and the calibration either.
 
     **Warnings.** ``ConvergenceWarning`` when MM stops at ``max_iter`` or a CVXPY solver reports an inaccurate
     solution; ``DegenerateLabelWarning`` (a ``UserWarning``) when the training decision values of a label are
@@ -537,7 +541,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             y = check_array(y, accept_sparse=("csr", "csc", "coo"), ensure_2d=False, dtype=None, input_name="y")
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X and y must have the same number of samples, got {X.shape[0]} and {y.shape[0]}")
-        return X, y, names, _check_sample_weight(sample_weight, X.shape[0])
+        return X, y, names, check_sample_weight(sample_weight, X.shape[0])
 
     def _problem(self, train):
         """The ``Problem`` of the training set (on the kernel approximation's features, if any) and the unfitted
@@ -611,12 +615,13 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         # decomposition) the fold fits took up to 4× (MM, emotions) and 2× (scene, RBF) longer (measured)
         fold_model = clone(self).set_params(decision_rule="paper", probability=False, warm_start=False, verbose=0,
                                             n_jobs=None)
-        splits = list(folds.split(X, y))
-        fits = parallel_map(_FoldFit(fold_model, X, y, sample_weight), splits, n_jobs=self.n_jobs or 1)
+        with naming("rule_cv"):
+            splits = [(train, test) for train, test in folds.split(X, y) if len(test)]  # an empty fold predicts nothing
+        fold_of = _fold_of(splits, X.shape[0])
+        fits = parallel_map(_FoldFit(fold_model, X, y, sample_weight), list(enumerate(splits)),
+                            n_jobs=self.n_jobs or 1)
         F = np.full((X.shape[0], self.classes_.size), NEVER)
-        fold_of = np.full(X.shape[0], -1)
         for fold, ((_, test), (classes, values, summary)) in enumerate(zip(splits, fits)):
-            fold_of[test] = fold
             # an indicator matrix keeps its K columns in a fold (without a DataFrame's names: classes are 0..K−1);
             # 1-D y: a fold can miss a class (its values stay NEVER, as a label left out of a fold fit)
             columns = np.arange(self.classes_.size) if self.multilabel_ else np.searchsorted(self.classes_, classes)
@@ -875,25 +880,6 @@ def _rows(X, rows, pairwise: bool, columns=None):
     return X[:, rows if columns is None else columns] if pairwise else X
 
 
-def _check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
-    """Sample weights as a float array of n_samples non-negative finite values, not all zero (None: ones; a number:
-    that weight for every row); a ValueError naming ``sample_weight`` otherwise."""
-    if sample_weight is None:
-        return np.ones(n_samples)
-    if isinstance(sample_weight, Real):
-        w = np.full(n_samples, check_number("sample_weight", sample_weight, low=0.0))
-    else:
-        with naming("sample_weight"):
-            w = check_array(sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight")
-        if w.shape != (n_samples,):
-            raise ValueError(f"sample_weight must have shape ({n_samples},), one weight per sample, got {w.shape}")
-        if (w < 0).any():
-            raise ValueError("sample_weight must be non-negative, got a negative weight")
-    if not w.any():
-        raise ValueError("sample_weight must have at least one nonzero weight, got all zero")
-    return w
-
-
 class _FoldFit:
     """One internal fold's fit (picklable, for ``parallel_map``): the fold model fitted on the other folds' rows,
     returning its classes, the decision values of the fold's rows and a one-line summary of its solve."""
@@ -901,15 +887,38 @@ class _FoldFit:
     def __init__(self, model, X, y, sample_weight):
         self.model, self.X, self.y, self.sample_weight = model, X, y, sample_weight
 
-    def __call__(self, split):
-        train, test = split
+    def __call__(self, numbered_split):
+        fold, (train, test) = numbered_split
         pairwise = self.model._precomputed
         with warnings.catch_warnings():  # the full fit reports its own degenerate labels, once
             warnings.simplefilter("ignore", DegenerateLabelWarning)
-            model = self.model.fit(_rows(self.X, train, pairwise), self.y[train],
-                                   sample_weight=self.sample_weight[train])
+            try:
+                model = self.model.fit(_rows(self.X, train, pairwise), self.y[train],
+                                       sample_weight=self.sample_weight[train])
+            except ValueError as err:  # the full fit succeeded: what fails is this fold's part of the rows
+                raise ValueError(f"rule_cv: internal fold {fold + 1} cannot be fitted on its training part "
+                                 f"({len(train)} rows): {err}. Every fold's training part needs rows of positive "
+                                 "sample_weight with a positive example of at least 2 classes (labels): use fewer "
+                                 "folds, or a splitter that spreads the rows of every label") from err
         return model.classes_, model._decision(_rows(self.X, test, pairwise, columns=train)), \
             _solve_summary(model.result_, model.tol)
+
+
+def _fold_of(splits, n_rows: int) -> np.ndarray:
+    """The internal fold of every row, the test part ``splits`` (non-empty, as (train, test) index pairs) put it in;
+    a ValueError naming ``rule_cv`` unless the test parts hold every row exactly once, in at least 2 folds (the
+    out-of-fold decision values need a value of every row, and one only)."""
+    fold_of = np.full(n_rows, -1)
+    times = np.zeros(n_rows, dtype=np.intp)
+    for fold, (_, test) in enumerate(splits):
+        fold_of[test] = fold
+        np.add.at(times, test, 1)
+    if len(splits) < 2 or (times != 1).any():
+        raise ValueError(f"rule_cv must split the {n_rows} rows into test folds that hold every row exactly once, at "
+                         f"least 2 non-empty (as KFold does): the out-of-fold decision values of the learned rule and "
+                         f"of probability=True come from them; got {len(splits)} non-empty test fold(s), "
+                         f"{(times == 0).sum()} row(s) in none, {(times > 1).sum()} in several")
+    return fold_of
 
 
 def _dual_descent_first(problem) -> bool:

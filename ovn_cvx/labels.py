@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,6 +51,8 @@ def membership(y, columns=None, name: str = "y") -> tuple[np.ndarray, np.ndarray
     """(Y in {−1, 0, 1}^{N×K}, classes, multilabel) of checked targets ``y``: 1-D class labels (classes: the sorted
     labels), or an indicator matrix (dense or sparse; classes: ``columns``, e.g. a DataFrame's column names, or
     ``arange(K)``). Errors name ``name``."""
+    if isinstance(y, np.ndarray) and y.dtype == object and all(isinstance(v, Real) for v in y.flat):
+        y = np.array(y.tolist())  # numbers in object columns (pandas), as the numbers: numpy infers their type
     if sp.issparse(y) or (np.ndim(y) == 2 and np.shape(y)[1] > 1):
         Y = y.toarray() if sp.issparse(y) else np.asarray(y)
         if Y.dtype.kind not in "biuf" or not np.isin(Y, (-1, 0, 1)).all():
@@ -94,10 +96,15 @@ def argmax_labels(F) -> np.ndarray:
 
 def rule_thresholds(F, *, top=None, gap=None) -> np.ndarray:
     """The per-row thresholds (n×1) of the top-m rule, each row's m-th largest value (``top`` = m, or an array of m:
-    one n×1 column each), or of the score-gap rule, the row's largest value less ``gap`` (broadcast: a gap with
-    leading axes gives one n×1 column per gap) (docs/theory.md §5)."""
+    one n×1 column each) but at least its smallest known one (a label without a value, ``NEVER``, is never among the
+    top m: a row with fewer known labels, or F fewer labels, gets them all), or of the score-gap rule, the row's
+    largest value less ``gap`` (broadcast: a gap with leading axes gives one n×1 column per gap) (docs/theory.md
+    §5)."""
     if top is not None:
-        return np.moveaxis(np.sort(F, axis=1)[:, -np.asarray(top)], 0, -1)[..., None]
+        known = F > NEVER
+        lowest = np.where(known, F, np.inf).min(axis=1, keepdims=True)
+        ranks = np.minimum(np.asarray(top), F.shape[1])  # more labels than F has: all of them
+        return np.moveaxis(np.sort(np.where(known, F, lowest), axis=1)[:, -ranks], 0, -1)[..., None]
     return F.max(axis=1, keepdims=True) - gap
 
 
@@ -182,6 +189,18 @@ class DecisionRule:
         if len(given) > 1:
             raise ValueError(f"a rule has at most one of top, gap and calibration, got {given}")
         jaccard_weight(self.utility)  # a ValueError for an unknown utility
+        top, gap = self.top, self.gap
+        if top is not None and (isinstance(top, bool) or not isinstance(top, Integral) or top < 1):
+            raise ValueError(f"top must be a positive integer (the number of labels a row gets), got {top!r}")
+        if gap is not None:  # a number, or one per leading index (a batch of rules)
+            with naming("gap"):
+                gaps = np.asarray(gap, dtype=np.float64)
+            if isinstance(gap, bool) or not (np.isfinite(gaps) & (gaps >= 0.0)).all():
+                raise ValueError(f"gap must be a finite number >= 0 (below the row's largest value), got {gap!r}")
+        with naming("threshold"):
+            finite = np.isfinite(np.asarray(self.threshold, dtype=np.float64)).all()
+        if not finite:  # NaN would leave every row to the fallback
+            raise ValueError(f"threshold must be finite, got {self.threshold!r}")
 
     @property
     def kind(self) -> str:
@@ -203,6 +222,11 @@ class DecisionRule:
         return np.where(F > NEVER, P, 0.0)
 
     def predict(self, F) -> np.ndarray:
+        """The boolean n×K label matrix of the rule on decision values F (n×K); per-label thresholds: one per column
+        of F (a ValueError naming ``threshold`` otherwise)."""
+        if np.ndim(self.threshold) == 1 and np.size(self.threshold) != np.shape(F)[-1]:
+            raise ValueError(f"threshold has {np.size(self.threshold)} entries; F has {np.shape(F)[-1]} labels, one "
+                             "threshold per label")
         if self.calibration is not None:
             return expected_best_labels(self.probabilities(F), self.utility, self.fallback)
         return predict_labels(F, multilabel=True, threshold=self.threshold, fallback=self.fallback, top=self.top,

@@ -13,6 +13,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 
+from ._validation import check_sample_weight
 from .labels import NEVER, DecisionRule, argmax_index, at_least_bound, is_jaccard_weight, rule_thresholds
 
 
@@ -48,6 +49,19 @@ def _weights(sample_weight, n) -> np.ndarray:
     if w.shape != (n,):
         raise ValueError(f"sample_weight must have one entry per row ({n}), got shape {w.shape}")
     return w
+
+
+def _decision_values(F) -> np.ndarray:
+    """F as a float n×K array of decision values, ``NEVER`` for a label left out of a fit; a ValueError naming ``F``
+    when it is not 2-D with a row, or holds NaN or an infinity (a comparison with NaN is False: it would be taken for
+    a value left out)."""
+    F = np.asarray(F, dtype=np.float64)
+    if F.ndim != 2 or F.shape[0] == 0:
+        raise ValueError(f"F must be an n×K array of decision values with at least one row, got shape {F.shape}")
+    if not np.isfinite(F).all():
+        raise ValueError("F must hold finite decision values (NEVER for a label left out of a fit), got NaN or an "
+                         "infinity")
+    return F
 
 
 def _loops():
@@ -174,8 +188,9 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     "hamming" or a Jaccard weight, the expected-score rule (Platt's sigmoid per label fitted to the values, then the
     label set of largest expected score, with and without the fallback, docs/theory.md §5.1); per-label thresholds
     with and without the fallback, by coordinate ascent from the best global threshold (two sweeps over the labels).
-    Only the columns ``labels`` (default: all) are searched; the others keep the global threshold (never predicted by
-    the expected-score rule).
+    Only the columns ``labels`` (default: all; distinct indices) with a known value (not ``NEVER``) are searched; the
+    others keep the global threshold (never predicted by the expected-score rule). A ValueError naming ``labels`` when
+    none of them has a known value (on all rows, or on the rows outside a group of ``folds``).
 
     ``selection``: ``"best"``, the family whose best scores highest on these values (a later family must score
     strictly higher); ``"one_se"`` (Breiman's one-standard-error rule), the first family whose best score is at least
@@ -193,15 +208,23 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     if selection not in SELECTIONS:
         raise ValueError(f"rule_selection must be one of {SELECTIONS}, got {selection!r}")
     held_out_needed = selection != "best" or guard
-    if held_out_needed and (folds is None or np.unique(folds).size < 2):
-        what = f"rule_selection={selection!r}" if selection != "best" else "guard=True"
-        raise ValueError(f"{what} needs folds: the internal fold of every row, at least 2 folds")
-    F = np.asarray(F, dtype=np.float64)
+    F = _decision_values(F)
     truth = np.asarray(Y) == 1
     if truth.shape != F.shape:  # the compiled loops do not check their indices
         raise ValueError(f"Y must have the shape of F {F.shape}, got {truth.shape}")
-    labels = np.arange(F.shape[1]) if labels is None else np.asarray(labels)
-    search = _Search(score_of, scoring, paper, labels)
+    if held_out_needed and folds is not None and np.shape(folds) != (F.shape[0],):
+        raise ValueError(f"folds must give the internal fold of each of the {F.shape[0]} rows, got shape "
+                         f"{np.shape(folds)}")
+    if sample_weight is not None:  # a row of weight 0 counts nowhere: not among the candidates, nor as a fold
+        sample_weight = check_sample_weight(sample_weight, F.shape[0])
+        weighted = sample_weight > 0
+        F, truth, sample_weight = F[weighted], truth[weighted], sample_weight[weighted]
+        folds = None if folds is None else np.asarray(folds)[weighted]
+    if held_out_needed and (folds is None or np.unique(folds).size < 2):
+        what = f"rule_selection={selection!r}" if selection != "best" else "guard=True"
+        raise ValueError(f"{what} needs folds: the internal fold of every row, at least 2 folds with rows of positive "
+                         "sample_weight")
+    search = _Search(score_of, scoring, paper, _check_labels(labels, F.shape[1]))
     best = search.family_bests(F, truth, sample_weight)
     held_out = search.held_out_predictions(F, truth, sample_weight, np.asarray(folds)) if held_out_needed else None
     if selection == "cv":
@@ -220,6 +243,19 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     gain, error = differences.mean(), differences.std(ddof=1) / np.sqrt(differences.size)
     kept_paper = guard and not outweighs_noise(differences)
     return LearnedRule(paper if kept_paper else best[family][1], scores, float(gain), float(error), kept_paper)
+
+
+def _check_labels(labels, n_labels: int) -> np.ndarray:
+    """The searched columns ``labels`` (None: all ``n_labels``) as an index array; a ValueError naming ``labels``
+    unless they are distinct column indices, at least one."""
+    if labels is None:
+        return np.arange(n_labels)
+    indices = np.asarray(labels)
+    if indices.ndim != 1 or indices.size == 0 or indices.dtype.kind not in "iu" or np.unique(indices).size < \
+            indices.size or indices.min() < 0 or indices.max() >= n_labels:
+        raise ValueError(f"labels must be distinct column indices of F (0 … {n_labels - 1}), at least one, got "
+                         f"{labels!r}")
+    return indices
 
 
 def _learner_predictions(score_of, truth, held_out, folds, sample_weight) -> np.ndarray:
@@ -264,8 +300,13 @@ class _Search:
     def family_bests(self, F, truth, sample_weight) -> dict[str, tuple[float, DecisionRule]]:
         """{family: (score, rule)} of each family's best rule on F, in the order of ``FAMILIES``. A family's
         candidates are scored as one batch (``_batch``); its best is the first maximum, and a later search of the
-        family must score strictly higher to replace it."""
-        labels = self.labels
+        family must score strictly higher to replace it. Only the searched labels with a known value (not ``NEVER``)
+        on these rows are searched; a ValueError naming ``labels`` when there is none."""
+        labels = self.labels[(F[:, self.labels] > NEVER).any(axis=0)]
+        if labels.size == 0:
+            raise ValueError(f"labels: none of the searched columns {self.labels.tolist()} has a known decision value "
+                             f"(all NEVER: left out of the fits) on the {F.shape[0]} rows searched (with folds: the "
+                             "rows outside a fold); a rule is learned from known values")
         best = {}
 
         def consider(family, values, rules):
@@ -378,14 +419,17 @@ def _platt(F, truth, labels, sample_weight) -> tuple[np.ndarray, np.ndarray]:
     return A, B
 
 
-#: ``platt_sigmoids``: a label's fit is done when the largest component of its log-loss gradient (on the scaled
-#: values) is at most this (scikit-learn's L-BFGS stops at 1e-6 of the same gradient)
-PLATT_GTOL = 1e-9
+#: ``platt_sigmoids``: a label's fit is done when the largest component of its log-loss gradient (on the values
+#: scaled to largest size 1) is at most this times the label's total weight: the test means the same for every scale
+#: of the values and of the weights (scikit-learn's L-BFGS stops at an absolute 1e-6 of the same gradient)
+PLATT_GTOL = 1e-12
 
 
-def _platt_done(ga, gb) -> np.ndarray:
-    """Whether Platt's fits with log-loss gradient (ga, gb) are done (a NaN gradient is not)."""
-    return (np.abs(ga) <= PLATT_GTOL) & (np.abs(gb) <= PLATT_GTOL)
+def _platt_done(ga, gb, total) -> np.ndarray:
+    """Whether Platt's fits with log-loss gradient (ga, gb) and total weight ``total`` are done (a NaN gradient is
+    not)."""
+    tol = PLATT_GTOL * total
+    return (np.abs(ga) <= tol) & (np.abs(gb) <= tol)
 
 
 def _platt_loss(z, w, target):
@@ -401,7 +445,10 @@ def _platt_residual(z, w, target):
 
 def _platt_lbfgs(a, b, f, w, target) -> tuple[float, float]:
     """(a, b) of one column's Platt fit by scipy's L-BFGS from (a, b): the finish of a column Newton's method did not
-    bring to ``PLATT_GTOL``."""
+    bring to ``PLATT_GTOL``. The objective is divided by the total weight, so that L-BFGS's absolute gradient
+    tolerance is the relative one of ``_platt_done``."""
+    w = w / w.sum()
+
     def loss_and_gradient(ab):
         z = ab[0] * f + ab[1]
         r, _ = _platt_residual(z, w, target)
@@ -416,27 +463,30 @@ def platt_sigmoids(F, member, sample_weight=None, *, max_iter: int = 50) -> tupl
     F (n×L) against the boolean ``member`` (n×L), fitted on each column's known values (not ``NEVER``).
 
     The fit of scikit-learn's ``CalibratedClassifierCV(method="sigmoid")``: Platt's smoothed targets
-    (n₊ + 1)/(n₊ + 2) and 1/(n₋ + 2) (weighted counts), values scaled by their largest size when that is 30 or more,
-    the start A = 0, B = log((n₋ + 1)/(n₊ + 1)). It is minimized for all columns at once by Newton's method with a
-    backtracking line search (Platt's problem in Lin, Lin & Weng's form: a 2×2 system per column); a column stops
-    when its gradient is within ``PLATT_GTOL``, and a column that does not get there in ``max_iter`` iterations is
-    finished by scipy's L-BFGS on the same objective."""
-    F = np.asarray(F, dtype=np.float64)
+    (n₊ + 1)/(n₊ + 2) and 1/(n₋ + 2) (weighted counts), the start A = 0, B = log((n₋ + 1)/(n₊ + 1)). Each column's
+    values are scaled to largest size 1 (scikit-learn scales them only from size 30 on; the optimum is the same), so
+    that values s·F give the sigmoid (A/s, B) for every scale s. It is minimized for all columns at once by Newton's
+    method with a backtracking line search (Platt's problem in Lin, Lin & Weng's form: a 2×2 system per column); a
+    column stops when its gradient is within ``PLATT_GTOL`` of its total weight, and a column that does not get there
+    in ``max_iter`` iterations is finished by scipy's L-BFGS on the same objective."""
+    F = _decision_values(F)
     member = np.asarray(member, dtype=bool)
     known = F > NEVER
     w = known * (1.0 if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)[:, None])
     largest = np.abs(np.where(known, F, 0.0)).max(axis=0, initial=0.0)
-    scale = np.where(largest >= 30.0, largest, 1.0)  # large values scaled into range, as scikit-learn does
+    # values of size 1e-6 would leave the Hessian's a-entry below its 1e-12 ridge, and the stopping test loose
+    scale = np.where(largest > 0.0, largest, 1.0)
     f = np.where(known, F, 0.0) / scale
+    total = w.sum(axis=0)
     positives = (w * member).sum(axis=0)
-    negatives = w.sum(axis=0) - positives
+    negatives = total - positives
     target = np.where(member, (positives + 1.0) / (positives + 2.0), 1.0 / (negatives + 2.0))
     a, b = np.zeros(F.shape[1]), np.log((negatives + 1.0) / (positives + 1.0))
     current = _platt_loss(a * f + b, w, target)
     for iteration in range(max_iter + 1):
         r, p = _platt_residual(a * f + b, w, target)
         ga, gb = (r * f).sum(axis=0), r.sum(axis=0)
-        done = _platt_done(ga, gb)
+        done = _platt_done(ga, gb, total)
         if done.all() or iteration == max_iter:
             break
         # Newton's direction from the 2×2 Hessian, with Lin, Lin & Weng's 1e-12 ridge (a column of constant values
@@ -498,8 +548,11 @@ def fit_calibrators(F, member, sample_weight=None, method: str = "sigmoid") -> l
     if method == "sigmoid":
         return [PlattSigmoid(float(a), float(b)) for a, b in zip(*platt_sigmoids(F, member, sample_weight))]
     calibrators = []
-    for values, truth in zip(F.T, member.T):
+    for k, (values, truth) in enumerate(zip(_decision_values(F).T, member.T)):
         known = values > NEVER
+        if not known.any():
+            raise ValueError(f"F: column {k} has no known value (all NEVER: left out of the fits), no isotonic "
+                             "regression to fit")
         calibrators.append(IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(
             values[known], truth[known].astype(np.float64),
             sample_weight=None if sample_weight is None else sample_weight[known]))

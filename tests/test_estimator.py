@@ -236,6 +236,30 @@ def test_too_few_labels_and_single_class_raise():
         paper_model().fit(X, np.full((10, 3), 2))
 
 
+def test_object_dtype_targets_of_numbers_are_the_numeric_ones():
+    """An indicator matrix or class labels of Python numbers in object columns (a DataFrame after mixed operations)
+    are the same targets as numbers (were: rejected as not "only 0 and 1", and as of "unknown" type); strings in an
+    indicator matrix are still rejected."""
+    import pandas as pd
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(24, 3))
+    Y = (X + rng.normal(scale=0.5, size=X.shape) > 0).astype(int)
+    Y[0, 1] = -1
+    expected = paper_model().fit(X, Y).decision_function(X)
+    for objects in (Y.astype(object), pd.DataFrame(Y, columns=["a", "b", "c"]).astype(object)):
+        np.testing.assert_array_equal(paper_model().fit(X, objects).decision_function(X), expected)
+    y = X.argmax(axis=1)
+    numeric = OvNClassifier().fit(X, y)
+    objects = OvNClassifier().fit(X, y.astype(object))
+    np.testing.assert_array_equal(objects.classes_, numeric.classes_)
+    assert objects.classes_.dtype == numeric.classes_.dtype
+    np.testing.assert_array_equal(objects.decision_function(X), numeric.decision_function(X))
+    strings = Y.astype(object)
+    strings[1, 1] = "1"
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        paper_model().fit(X, strings)
+
+
 def test_class_weight_multiclass_equals_sample_weight(multiclass_data):
     X, Y = multiclass_data
     y = np.argmax(Y, axis=1)

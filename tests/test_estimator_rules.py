@@ -10,7 +10,7 @@ from sklearn.model_selection import KFold
 
 import ovn_cvx
 from ovn_cvx import Problem
-from ovn_cvx.labels import (NEVER, TIE_TOL, UTILITIES, DecisionRule, at_least, at_least_bound, expected_best_labels,
+from ovn_cvx.labels import (NEVER, TIE_TOL, UTILITIES, DecisionRule, at_least, expected_best_labels,
                             predict_labels)
 from ovn_cvx.rules import SELECTIONS, learn_rule
 from ovn_cvx.testing import assert_matches_reference
@@ -415,6 +415,34 @@ def test_a_rule_has_one_kind():
         DecisionRule(calibration=calibration, utility="f1_micro")
 
 
+@pytest.mark.parametrize("params, match", [
+    ({"top": 0}, "top must be a positive integer"), ({"top": -1}, "top must be a positive integer"),
+    ({"top": 1.5}, "top must be a positive integer"), ({"top": True}, "top must be a positive integer"),
+    ({"gap": -1e-9}, "gap must be a finite number >= 0"), ({"gap": np.nan}, "gap must be a finite number >= 0"),
+    ({"gap": np.inf}, "gap must be a finite number >= 0"), ({"threshold": np.nan}, "threshold must be finite"),
+    ({"threshold": np.array([0.5, np.inf])}, "threshold must be finite"), ({"threshold": "a"}, "threshold: could not")])
+def test_a_rule_that_means_nothing_names_its_parameter(params, match):
+    """top=0 predicted every label and top=-1 the labels above the smallest; a NaN threshold or gap left every row to
+    the fallback: each is refused by name."""
+    with pytest.raises(ValueError, match=match):
+        DecisionRule(**params)
+
+
+def test_a_rule_fits_the_labels_it_predicts():
+    """Per-label thresholds: one per label of F, by name (was NumPy's broadcast error); top m beyond the labels of F
+    gives every label (as a row with fewer known labels gets them all), on the boundary m = K and just past it;
+    gap 0 is the argmax (ties within TIE_TOL)."""
+    F = np.array([[3.0, 1.0, 2.0], [0.5, 0.2, 0.5 - 1e-7]])
+    for thresholds in (np.zeros(2), np.zeros(4)):
+        with pytest.raises(ValueError, match=f"threshold has {thresholds.size} entries; F has 3 labels"):
+            DecisionRule(thresholds).predict(F)
+    np.testing.assert_array_equal(DecisionRule(np.array([2.5, 0.0, 2.5])).predict(F), [[1, 1, 0], [0, 1, 0]])
+    for m in (3, 4, 10):
+        assert DecisionRule(top=m).predict(F).all()
+    np.testing.assert_array_equal(DecisionRule(top=2).predict(F), [[1, 0, 1], [1, 0, 1]])
+    np.testing.assert_array_equal(DecisionRule(gap=0.0).predict(F), [[1, 0, 0], [1, 0, 1]])
+
+
 def test_expected_score_rule_never_gives_a_label_without_a_value():
     """P(label) = 1 / (1 + exp(A f + B)) by hand; a value NEVER (a label left out of a fold's fit) and B = inf (a
     label not searched) give P = 0 whatever the sign of A, without warnings."""
@@ -505,39 +533,6 @@ def test_held_out_choice_scores_each_fold_with_rules_searched_on_the_others():
     Y = (F + 1.5 * noise > np.sort(F, axis=1)[:, [-2]]).astype(int)
     assert learn_rule(F, Y, "jaccard")[0].kind == "per-label thresholds"
     assert learn_rule(F, Y, "jaccard", selection="cv", folds=folds)[0] == DecisionRule()
-
-
-@pytest.mark.parametrize("scoring", ["jaccard", "hamming", 0.3])
-@pytest.mark.parametrize("fallback", [True, False])
-def test_label_threshold_trials_from_row_counts_equal_the_full_predictions(scoring, fallback):
-    """The per-label search scores a row-wise metric from each candidate's row counts; the oracle: the same
-    candidates' full predictions (``DecisionRule.predict``) scored by the same metric through the generic batch —
-    ties on a threshold (within TIE_TOL), rows left empty (the fallback), a label left out (NEVER), weights."""
-    from ovn_cvx.rules import RowScorer, _candidates, _Rows, _Search, scorer
-    rng = np.random.default_rng(5)
-    F = np.round(rng.normal(size=(80, 5)), 1)  # rounded: many values equal to a candidate threshold
-    F[:, 3] = NEVER
-    truth = rng.random((80, 5)) < 0.35
-    truth[:, 3] = False
-    w = rng.uniform(0.2, 2.0, size=80)
-    metric = scorer(scoring)
-    assert isinstance(metric, RowScorer)
-    fast = _Search(metric, scoring, DecisionRule(), np.array([0, 1, 2, 4]))
-    generic = _Search(lambda T, P, weights: metric(T, P, weights), scoring, DecisionRule(), np.array([0, 1, 2, 4]))
-    thresholds = np.array([0.3, 1.0, -0.2, 0.5, 0.8])
-    for k in (0, 2, 4):
-        candidates = _candidates(F[:, k])
-        for weights in (None, w):
-            rows = _Rows(F, truth, weights)
-            _, values, rights, right = fast._label_trials(rows, thresholds, k, candidates, at_least_bound(candidates),
-                                                          fallback)
-            _, expected_values, expected_rights, expected_right = generic._label_trials(
-                rows, thresholds, k, candidates, at_least_bound(candidates), fallback)
-            np.testing.assert_array_equal(values, expected_values)
-            best = values == values.max()  # the rights the tie rule reads
-            np.testing.assert_array_equal(rights[best], expected_rights[best])
-            assert right == expected_right
-    assert np.ptp(values) > 0.01  # the candidates differ: the comparison is not between constants
 
 
 def test_a_degenerate_label_is_reported_once_not_per_internal_fold():

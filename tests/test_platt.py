@@ -65,14 +65,50 @@ def test_platt_sigmoids_equal_scikit_learns(weighted):
 
 
 @pytest.mark.parametrize("largest", [np.nextafter(30.0, 0.0), 30.0, 31.0])
-def test_platt_sigmoids_scale_large_values_as_scikit_learn(largest):
-    """Values are scaled by their largest size from 30 on (just below, at and above the threshold)."""
+def test_platt_sigmoids_equal_scikit_learns_around_its_scaling_threshold(largest):
+    """scikit-learn scales values from size 30 on (just below, at and above that size); ours, scaled always, give
+    the same sigmoid."""
     rng = np.random.default_rng(5)
     f = rng.normal(size=200)
     f = largest * f / np.abs(f).max()
     member = rng.random(200) < expit(0.2 * f)
     A, B = platt_sigmoids(f[:, None], member[:, None])
     _assert_scikit_learns_fit(A, B, f[:, None], member[:, None], None)
+
+
+def _stationary(A, B, F, member, w):
+    """The largest component of each column's gradient of Platt's objective in (A·max|f|, B) at (A, B), relative to
+    the column's total weight, written from Platt's paper: zero at the optimum of the convex problem."""
+    sizes = []
+    for k in range(F.shape[1]):
+        f, truth, weights = F[:, k], member[:, k], w
+        positives, negatives = weights @ truth, weights @ ~truth
+        target = np.where(truth, (positives + 1) / (positives + 2), 1 / (negatives + 2))
+        r = weights * (target - expit(-(A[k] * f + B[k])))
+        sizes.append(max(abs(r @ f) / np.abs(f).max(), abs(r.sum())) / weights.sum())
+    return np.array(sizes)
+
+
+@pytest.mark.parametrize("weight", [1e-6, 1.0, 1e6])
+def test_platt_sigmoids_do_not_depend_on_the_scale_of_the_values(weight):
+    """Values s·F give the sigmoid (A/s, B) for every s from 1e-9 to 1e9, at every scale of the weights: the fit is
+    stationary to round-off (Platt's gradient, relative to the weights, below 1e-12), and where scikit-learn's own
+    fit is accurate (values of size 1 and more, which it scales from 30 on; weights of size 1 and more) its
+    probabilities are ours. On unscaled values of size 1e-6 the slope's Hessian entry falls below the 1e-12 ridge
+    (ours stopped early, 4e-7 off); at 1e-9, or with weights of size 1e-6 (its absolute gradient test), scikit-learn's
+    fit keeps the start A = 0."""
+    rng = np.random.default_rng(1)
+    f = rng.normal(size=200)
+    member = (f + rng.normal(size=200)) > 0
+    w = weight * rng.uniform(0.2, 3.0, size=200)
+    A1, B1 = platt_sigmoids(f[:, None], member[:, None], w)
+    assert A1[0] < (-1.0 if weight > 1e-3 else -1e-5)  # a slope that matters (tiny weights: targets near 1/2)
+    for s in (1e-9, 1e-6, 1e-3, 1.0, 1e3, 1e6, 1e9):
+        A, B = platt_sigmoids(s * f[:, None], member[:, None], w)
+        np.testing.assert_allclose([A[0] * s, B[0]], [A1[0], B1[0]], rtol=1e-9, atol=0)
+        assert _stationary(A, B, s * f[:, None], member[:, None], w)[0] <= 1e-12
+        if s >= 1.0 and weight >= 1.0:
+            _assert_scikit_learns_fit(A, B, s * f[:, None], member[:, None], w)
 
 
 @pytest.mark.parametrize("max_iter", [0, 1, 3])
@@ -97,26 +133,28 @@ def test_columns_newton_does_not_finish_go_to_lbfgs(max_iter, weighted, monkeypa
     assert finished == []
 
 
-def test_the_fit_is_done_within_platt_gtol():
-    """The stopping rule's boundary: a gradient component at PLATT_GTOL is done, the next float above is not, nor
-    NaN; and the rule is stricter than scikit-learn's own stop (1e-6)."""
-    above = np.nextafter(PLATT_GTOL, 1.0)
-    ga = np.array([PLATT_GTOL, -PLATT_GTOL, above, 0.0, np.nan, 0.0])
-    gb = np.array([-PLATT_GTOL, 0.0, 0.0, -above, 0.0, np.nan])
-    np.testing.assert_array_equal(_platt_done(ga, gb), [True, True, False, False, False, False])
+@pytest.mark.parametrize("total", [1e-6, 1.0, 250.0])
+def test_the_fit_is_done_within_platt_gtol(total):
+    """The stopping rule's boundary, relative to the column's total weight: a gradient component at PLATT_GTOL times
+    it is done, the next float above is not, nor NaN; and the rule is stricter than scikit-learn's own stop (1e-6)."""
+    at = PLATT_GTOL * total
+    above = np.nextafter(at, 1.0)
+    ga = np.array([at, -at, above, 0.0, np.nan, 0.0])
+    gb = np.array([-at, 0.0, 0.0, -above, 0.0, np.nan])
+    np.testing.assert_array_equal(_platt_done(ga, gb, total), [True, True, False, False, False, False])
     assert PLATT_GTOL < 1e-6
 
 
 def test_platt_sigmoids_stop_at_the_boundary(monkeypatch):
-    """With no Newton iteration, the start is kept when its gradient is within PLATT_GTOL (just inside) and handed to
-    L-BFGS when it is not (just outside)."""
+    """With no Newton iteration, the start is kept when its gradient is within PLATT_GTOL of the total weight (just
+    inside) and handed to L-BFGS when it is not (just outside)."""
     F, member, _ = _columns()
     f, member = F[:, :1], member[:, :1]
     positives = member.sum()
     target = np.where(member, (positives + 1) / (positives + 2), 1 / (member.size - positives + 2))
     start = np.log((member.size - positives + 1) / (positives + 1))
     r = target - expit(-start)
-    gradient = max(abs(r.sum()), abs((r * f).sum()))
+    gradient = max(abs(r.sum()), abs((r * f / np.abs(f).max()).sum())) / member.size
     finished = []
     monkeypatch.setattr("ovn_cvx.rules._platt_lbfgs", lambda a, b, *args: finished.append(a) or (a, b))
     monkeypatch.setattr("ovn_cvx.rules.PLATT_GTOL", gradient * (1 + 1e-12))
@@ -175,3 +213,19 @@ def test_predict_proba_is_scikit_learns_sigmoid_on_out_of_fold_values(multiclass
     np.testing.assert_allclose(est.predict_proba(X), P, rtol=0, atol=PLATT_ATOL)
     assert len(est.calibrators_) == (1 if kind == "binary" else member.shape[1])
     assert all(isinstance(model, PlattSigmoid) for model in est.calibrators_)
+
+
+def test_values_that_are_not_decision_values_name_f():
+    """A NaN value was taken for a value left out (NEVER) and silently dropped from the fit; an isotonic fit of a
+    column without a known value raised scikit-learn's "0 sample(s)". Platt's fit of such a column is the prior's
+    (A = 0, B = log(1/1) = 0: probability 1/2)."""
+    F, member, _ = _columns()
+    F[7, 0] = np.nan
+    for fit in (platt_sigmoids, fit_calibrators):
+        with pytest.raises(ValueError, match="F must hold finite decision values"):
+            fit(F, member)
+    F[:, 0] = NEVER
+    with pytest.raises(ValueError, match="F: column 0 has no known value"):
+        fit_calibrators(F, member, method="isotonic")
+    A, B = platt_sigmoids(F, member)
+    assert (A[0], B[0]) == (0.0, 0.0)

@@ -56,30 +56,38 @@ def test_search_from_row_counts_finds_the_rules_of_the_full_predictions(scoring)
                                       oracle["per-label thresholds"][1].threshold)
 
 
-def test_label_trials_tie_bit_for_bit():
-    """Trials with the same predictions score the same to the last bit as their full predictions do, so that the
-    tie rule (the first maximum of (score, rights)) decides as on the full predictions; the rights of the tied
-    best and of the thresholds as they are equal the full predictions'."""
+@pytest.mark.parametrize("scoring", ["jaccard", "hamming", 0.3])
+def test_label_trials_tie_bit_for_bit(scoring):
+    """The per-label search scores a row-wise metric from each trial's row counts; the oracle: the same trials' full
+    predictions (``DecisionRule.predict``) scored by the same metric through the generic batch. Trials with the same
+    predictions score the same to the last bit, so that the tie rule (the first maximum of (score, rights)) decides
+    as on the full predictions; the rights of the tied best and of the thresholds as they are equal the full
+    predictions'. With ties on a threshold (within TIE_TOL), rows left empty (the fallback), a label left out (NEVER),
+    weights."""
     rng = np.random.default_rng(5)
-    F = np.round(rng.normal(size=(90, 4)), 1)
-    truth = rng.random((90, 4)) < 0.4
-    metric = scorer(0.5)
-    fast = _Search(metric, 0.5, DecisionRule(), np.arange(4))
-    full = _Search(lambda T, P, weights: metric(T, P, weights), 0.5, DecisionRule(), np.arange(4))
-    thresholds = np.array([0.2, 0.5, -0.1, 0.4])
+    F = np.round(rng.normal(size=(90, 5)), 1)
+    truth = rng.random((90, 5)) < 0.4
+    F[:, 3], truth[:, 3] = NEVER, False
+    metric = scorer(scoring)
+    searched = np.array([0, 1, 2, 4])
+    fast = _Search(metric, scoring, DecisionRule(), searched)
+    full = _Search(lambda T, P, weights: metric(T, P, weights), scoring, DecisionRule(), searched)
+    thresholds = np.array([0.2, 0.5, -0.1, 0.4, 0.8])
     for weights in (None, rng.uniform(0.2, 3.0, size=90)):
         rows = _Rows(F, truth, weights)
         for fallback in (True, False):
-            # each candidate and one 0.03 below it: the same predictions on values 0.1 apart, so every score ties
-            candidates = np.sort(np.concatenate([_candidates(F[:, 1])[:-1], _candidates(F[:, 1])[:-1] - 0.03]))
-            ours = fast._label_trials(rows, thresholds, 1, candidates, at_least_bound(candidates), fallback)
-            oracle = full._label_trials(rows, thresholds, 1, candidates, at_least_bound(candidates), fallback)
-            np.testing.assert_array_equal(ours[0], oracle[0])
-            np.testing.assert_array_equal(ours[1], oracle[1])  # every score, bit for bit
-            tied = oracle[1] == oracle[1].max()
-            assert tied.sum() >= 2  # ties among the best: the case the tie rule is for
-            np.testing.assert_array_equal(ours[2][tied], oracle[2][tied])
-            assert ours[3] == oracle[3]
+            for k in (0, 1, 4):
+                # each candidate and one 0.03 below it: the same predictions on values 0.1 apart, so scores tie
+                candidates = np.sort(np.concatenate([_candidates(F[:, k])[:-1], _candidates(F[:, k])[:-1] - 0.03]))
+                ours = fast._label_trials(rows, thresholds, k, candidates, at_least_bound(candidates), fallback)
+                oracle = full._label_trials(rows, thresholds, k, candidates, at_least_bound(candidates), fallback)
+                np.testing.assert_array_equal(ours[0], oracle[0])
+                np.testing.assert_array_equal(ours[1], oracle[1])  # every score, bit for bit
+                assert np.ptp(oracle[1]) > 0.01  # the trials differ: the comparison is not between constants
+                tied = oracle[1] == oracle[1].max()
+                assert tied.sum() >= 2  # ties among the best: the case the tie rule is for
+                np.testing.assert_array_equal(ours[2][tied], oracle[2][tied])
+                assert ours[3] == oracle[3]
 
 
 def test_learned_rule_on_known_values_is_unchanged_by_the_weights_scale():
@@ -95,3 +103,106 @@ def test_learned_rule_on_known_values_is_unchanged_by_the_weights_scale():
     three = learn_rule(F, Y, 0.5, sample_weight=3 * w, selection="cv", folds=folds, guard=True)
     np.testing.assert_array_equal(one.rule.predict(F), three.rule.predict(F))
     assert one.scores == pytest.approx(three.scores, abs=1e-12)
+
+
+def test_top_m_never_predicts_a_label_without_a_value():
+    """The top-m rule's threshold is the row's m-th largest value, but at least its smallest known one: a label left
+    out of a fit (NEVER) is not among the top m, and a row with fewer known labels than m gets those it has."""
+    F = np.array([[3.0, NEVER, 1.0, 2.0], [0.5, 0.2, NEVER, NEVER]])
+    expected = {1: [[1, 0, 0, 0], [1, 0, 0, 0]], 2: [[1, 0, 0, 1], [1, 1, 0, 0]], 3: [[1, 0, 1, 1], [1, 1, 0, 0]],
+                4: [[1, 0, 1, 1], [1, 1, 0, 0]]}
+    for m, labels in expected.items():
+        np.testing.assert_array_equal(DecisionRule(top=m).predict(F), labels)
+
+
+@pytest.mark.parametrize("scoring", ["jaccard", 0.5, "f1_micro", "f1_macro"])
+def test_a_label_without_values_is_not_searched(scoring):
+    """A column whose out-of-fold values are all NEVER (left out of every fold's fit) is not searched: every family's
+    best and the learned rule are those of the search without it (labels=[0, 2, 3]), and no family predicts it."""
+    rng = np.random.default_rng(4)
+    F = rng.normal(size=(60, 4))
+    Y = ((F + rng.normal(scale=0.7, size=F.shape)) > 0).astype(int)
+    F[:, 1] = NEVER
+    folds = np.arange(60) % 3
+    everything = learn_rule(F, Y, scoring, selection="cv", folds=folds, guard=True)
+    known = learn_rule(F, Y, scoring, labels=[0, 2, 3], selection="cv", folds=folds, guard=True)
+    assert everything.scores == known.scores
+    assert (everything.gain, everything.rule.kind) == (known.gain, known.rule.kind)
+    np.testing.assert_array_equal(everything.rule.predict(F), known.rule.predict(F))
+    for family, (_, rule) in _Search(scorer(scoring), scoring, DecisionRule(), np.arange(4)).family_bests(
+            F, Y == 1, None).items():
+        assert not rule.predict(F)[:, 1].any(), family
+    assert "top-m" in everything.scores
+
+
+def test_labels_without_any_known_value_name_labels():
+    """labels= selecting only columns without a known value, on all rows or on the rows outside one group of folds
+    (the held-out search): a ValueError naming labels, not a NumPy error."""
+    rng = np.random.default_rng(4)
+    F = rng.normal(size=(30, 3))
+    Y = (F > 0).astype(int)
+    F[:, 1] = NEVER
+    with pytest.raises(ValueError, match=r"labels: none of the searched columns \[1\] has a known decision value"):
+        learn_rule(F, Y, labels=[1])
+    folds = np.arange(30) % 3
+    F[folds != 0, 2] = NEVER  # known in group 0 only: nothing to search outside it
+    learn_rule(F, Y, labels=[2])  # on all rows it has values
+    with pytest.raises(ValueError, match=r"labels: none of the searched columns \[2\].*outside a fold"):
+        learn_rule(F, Y, labels=[2], selection="cv", folds=folds)
+
+
+@pytest.mark.parametrize("labels", [[3], [-1], [0, 0], [], [0.5], [[0, 1]], ["a"]])
+def test_bad_labels_name_the_argument(labels):
+    F = np.random.default_rng(0).normal(size=(12, 3))
+    with pytest.raises(ValueError, match=r"labels must be distinct column indices of F \(0 … 2\), at least one"):
+        learn_rule(F, (F > 0).astype(int), labels=labels)
+
+
+@pytest.mark.parametrize("selection", ["best", "cv", "one_se"])
+def test_rows_of_zero_weight_count_nowhere(selection):
+    """Rows of weight 0 (a whole group of folds among them) give the rule, scores and gain of the search without
+    them: they are not among the candidate thresholds, nor a group of their own (was: a NaN gain, and a
+    StopIteration of the one-standard-error rule)."""
+    rng = np.random.default_rng(6)
+    F = rng.normal(size=(90, 4))
+    Y = ((F + rng.normal(scale=0.7, size=F.shape)) > 0.3).astype(int)
+    folds = np.arange(90) % 3
+    w = rng.uniform(0.5, 2.0, size=90)
+    w[(folds == 0) | (rng.random(90) < 0.2)] = 0.0
+    kept = w > 0
+    ours = learn_rule(F, Y, 0.5, sample_weight=w, selection=selection, folds=folds, guard=True)
+    oracle = learn_rule(F[kept], Y[kept], 0.5, sample_weight=w[kept], selection=selection, folds=folds[kept],
+                        guard=True)
+    assert np.isfinite(ours.gain) and (ours.gain, ours.gain_error, ours.scores) == (
+        oracle.gain, oracle.gain_error, oracle.scores)
+    np.testing.assert_array_equal(ours.rule.predict(F), oracle.rule.predict(F))
+
+
+@pytest.mark.parametrize("weights, match", [(-np.ones(30), "non-negative"), (np.zeros(30), "at least one nonzero"),
+                                            (np.ones(29), r"shape \(30,\)"), (np.full(30, np.nan), "NaN")])
+def test_bad_sample_weight_names_the_argument(weights, match):
+    F = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match=f"sample_weight.*{match}|{match}.*sample_weight"):
+        learn_rule(F, (F > 0).astype(int), sample_weight=weights)
+
+
+def test_weight_in_one_fold_only_is_too_few_folds():
+    F = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(ValueError, match=r"guard=True needs folds: .* at least 2 folds with rows of positive"):
+        learn_rule(F, (F > 0).astype(int), sample_weight=np.where(np.arange(30) < 10, 1.0, 0.0),
+                   folds=np.arange(30) // 10, guard=True)
+
+
+@pytest.mark.parametrize("bad, match", [(np.nan, "finite decision values"), (np.inf, "finite decision values"),
+                                        (-np.inf, "finite decision values")])
+def test_values_that_are_not_decision_values_name_f(bad, match):
+    """NaN compares False with everything, so it was taken for a value left out (NEVER) and the rule learned on the
+    rest; an infinity broke the score-gap candidates with a NumPy warning."""
+    F = np.random.default_rng(0).normal(size=(30, 3))
+    Y = (F > 0).astype(int)
+    F[4, 1] = bad
+    with pytest.raises(ValueError, match=f"F must hold {match}"):
+        learn_rule(F, Y)
+    for shape in [(0, 3), (30,)]:
+        with pytest.raises(ValueError, match=r"F must be an n×K array of decision values with at least one row"):
+            learn_rule(np.zeros(shape), np.zeros(shape))
