@@ -80,15 +80,13 @@ class Direction:
 
 class PairTerms:
     """The per-pair quotients of one iterate that its weights and its Newton directions (two or three an iteration)
-    share: 1/u, 1/ξ, s/u, ξ/ν, ν/ξ, the weights D = 1/(s/u + ξ/ν), the residuals r_ξ = c − u − ν and r_s = ξ − r − s,
+    share: s/u, ξ/ν, ν/ξ, the weights D = 1/(s/u + ξ/ν), the residuals r_ξ = c − u − ν and r_s = ξ − r − s,
     and the fit's target less v/D, 1 − r + u/D. Each is one pass over the pairs, and most of an iteration is such
     passes, not arithmetic (docs/theory.md §9.8)."""
 
     def __init__(self, point: PrimalDualPoint, c: np.ndarray):
         p = self.point = point
-        self.inv_u, self.inv_xi = 1.0 / p.u, 1.0 / p.xi
-        self.su, self.xn = p.s * self.inv_u, p.xi / p.nu
-        self.nx = p.nu * self.inv_xi
+        self.su, self.xn, self.nx = p.s / p.u, p.xi / p.nu, p.nu / p.xi
         self.weight = 1.0 / (self.su + self.xn)
         self.r_xi = c - p.u
         self.r_xi -= p.nu
@@ -99,13 +97,13 @@ class PairTerms:
         self.base += 1.0
 
 
-def _scaled_residual(x: np.ndarray, inv_y: np.ndarray, target, correction: np.ndarray | None) -> np.ndarray:
+def _scaled_residual(x: np.ndarray, y: np.ndarray, target, correction: np.ndarray | None) -> np.ndarray:
     """r/y for the complementarity residual r = x∘y − ``target`` (+ ``correction``): x + (correction − target)/y,
     x itself for the affine predictor (target 0, no correction)."""
     if correction is None:
-        return x if np.ndim(target) == 0 and target == 0 else x - target * inv_y
+        return x if np.ndim(target) == 0 and target == 0 else x - target / y
     correction -= target
-    correction *= inv_y
+    correction /= y
     correction += x
     return correction
 
@@ -196,8 +194,8 @@ class InteriorPoint:
         the elimination of docs/theory.md §9.8 in a few passes over the pairs, the quotients shared by the iterate's
         directions (:class:`PairTerms`)."""
         p, q = point, self.terms(point)
-        A = _scaled_residual(p.s, q.inv_u, target, None if affine is None else affine.s * affine.u)
-        B = _scaled_residual(p.nu, q.inv_xi, target, None if affine is None else affine.xi * affine.nu)
+        A = _scaled_residual(p.s, p.u, target, None if affine is None else affine.s * affine.u)
+        B = _scaled_residual(p.nu, p.xi, target, None if affine is None else affine.xi * affine.nu)
         t = q.r_xi + B
         h = t * q.xn
         h -= q.r_s
