@@ -216,10 +216,6 @@ class InteriorPoint:
         """A per-block quantity as a per-pair vector (a scalar for one block)."""
         return values[0] if self.sizes.size == 1 else np.repeat(values, self.sizes)
 
-    def block_dot(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """x·y over each block."""
-        return np.add.reduceat(x * y, self.starts)
-
     def block_barrier(self, point: PrimalDualPoint) -> np.ndarray:
         """Each block's complementarity measure χ_k = (s·u + ξ·ν)/(2 n_k)."""
         if self.sizes.size == 1:
