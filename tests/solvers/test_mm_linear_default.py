@@ -129,7 +129,7 @@ def test_step_length_against_the_masked_minimum(separable):
     assert got.shape == ip.sizes.shape
     for t, block in zip(got, np.split(np.arange(90), ip.starts[1:])):
         expected = min(1.0, min(np.min(-a[block][b[block] < 0] / b[block][b[block] < 0]) for a, b in zip(x, dx)))
-        assert t == expected
+        assert t == pytest.approx(expected, rel=2 * np.finfo(float).eps, abs=0.0)  # 1/(−dx/x): two roundings
 
 
 @pytest.mark.parametrize("scale, expected", [
@@ -155,6 +155,65 @@ def test_step_length_with_an_entry_at_zero():
     dx[40] = 0.0
     t = ip.step_length(_point(x, x, x, x), _direction(dx, dx, dx, dx))
     assert list(t) == [0.0, 1.0, 1.0]
+
+
+def test_step_length_passes_over_entries_that_do_not_limit_it():
+    """A block whose entries all sit at zero without moving (0/0) takes the full step; a NaN entry of a direction
+    does not fall, so it does not limit the step either."""
+    ip = _interior_point(True)
+    x, dx = np.ones(90), np.full(90, -0.25)
+    x[:30], dx[:30] = 0.0, 0.0
+    dx[45] = np.nan
+    t = ip.step_length(_point(x, x, x, x), _direction(dx, dx, dx, dx))
+    assert list(t) == [1.0, 1.0, 1.0]
+    dx[60] = -2.0
+    assert list(ip.step_length(_point(x, x, x, x), _direction(dx, dx, dx, dx))) == [1.0, 1.0, 0.5]
+
+
+def _eliminated_direction(ip, system, p, weight, target, affine):
+    """The Newton direction by the elimination as docs/theory.md §9.8 writes it, term by term."""
+    r_xi, r_s = ip.c - p.u - p.nu, p.xi - p.theta.r - p.s
+    r_su, r_xn = p.s * p.u - target, p.xi * p.nu - target
+    if affine is not None:
+        r_su, r_xn = r_su + affine.s * affine.u, r_xn + affine.xi * affine.nu
+    t = r_xi + r_xn / p.xi
+    v = t * weight * p.xi / p.nu - weight * (r_s + r_su / p.u)
+    theta = system.fit(1.0 - p.theta.r + (p.u + v) / weight)
+    da = p.theta.r - theta.r
+    du = v - weight * da
+    dxi = (-r_s - da - r_su / p.u - t * p.s / p.u) * weight * p.xi / p.nu
+    return theta, dxi, (-r_su - p.s * du) / p.u, du, (-r_xn - p.nu * dxi) / p.xi
+
+
+@pytest.mark.parametrize("separable", [False, True])
+def test_newton_direction_solves_the_newton_equations(separable):
+    """The predictor, the corrector (per-pair target, second-order term) and the plain centring direction from a
+    random interior point: the linearized complementarity, dual and primal equations hold, and every vector
+    agrees with the elimination written term by term."""
+    ip = _interior_point(separable)
+    rng = np.random.default_rng(11)
+    xi, s, u = (rng.uniform(0.2, 2.0, 90) for _ in range(3))
+    u = u * ip.c / 2.5
+    point = PrimalDualPoint(ip.stepper.initial(), xi, s, u, ip.c - u + rng.uniform(0.0, 0.1, 90))
+    weight = ip.weights(point)
+    assert weight == pytest.approx(1.0 / (s / u + xi / point.nu), rel=1e-14)
+    system = ip.stepper.system(weight)
+    affine = ip.direction(system, point, weight, 0.0)
+    target = rng.uniform(0.01, 0.1, 90)
+    for d, tau, a in ((affine, 0.0, None), (ip.direction(system, point, weight, target, affine), target, affine),
+                      (ip.direction(system, point, weight, target), target, None)):
+        r_su, r_xn = s * u - tau, xi * point.nu - tau
+        if a is not None:
+            r_su, r_xn = r_su + a.s * a.u, r_xn + a.xi * a.nu
+        assert u * d.s + s * d.u == pytest.approx(-r_su, rel=1e-10, abs=1e-12)
+        assert point.nu * d.xi + xi * d.nu == pytest.approx(-r_xn, rel=1e-10, abs=1e-12)
+        assert d.u + d.nu == pytest.approx(ip.c - u - point.nu, rel=1e-10, abs=1e-12)
+        da = point.theta.r - d.theta.r
+        assert d.s - d.xi - da == pytest.approx(xi - point.theta.r - s, rel=1e-10, abs=1e-12)
+        theta, *vectors = _eliminated_direction(ip, system, point, weight, tau, a)
+        assert d.theta.r == pytest.approx(theta.r, rel=1e-10, abs=1e-12)
+        for got, expected in zip((d.xi, d.s, d.u, d.nu), vectors):
+            assert got == pytest.approx(expected, rel=1e-9, abs=1e-11)
 
 
 @pytest.mark.parametrize("separable", [False, True])

@@ -78,6 +78,36 @@ class Direction:
     nu: np.ndarray
 
 
+class PairTerms:
+    """The per-pair quotients of one iterate that its weights and its Newton directions (two or three an iteration)
+    share: s/u, ξ/ν, ν/ξ, the weights D = 1/(s/u + ξ/ν), the residuals r_ξ = c − u − ν and r_s = ξ − r − s,
+    and the fit's target less v/D, 1 − r + u/D. Each is one pass over the pairs, and most of an iteration is such
+    passes, not arithmetic (docs/theory.md §9.8)."""
+
+    def __init__(self, point: PrimalDualPoint, c: np.ndarray):
+        p = self.point = point
+        self.su, self.xn, self.nx = p.s / p.u, p.xi / p.nu, p.nu / p.xi
+        self.weight = 1.0 / (self.su + self.xn)
+        self.r_xi = c - p.u
+        self.r_xi -= p.nu
+        self.r_s = p.xi - p.theta.r
+        self.r_s -= p.s
+        self.base = p.u / self.weight
+        self.base -= p.theta.r
+        self.base += 1.0
+
+
+def _scaled_residual(x: np.ndarray, y: np.ndarray, target, correction: np.ndarray | None) -> np.ndarray:
+    """r/y for the complementarity residual r = x∘y − ``target`` (+ ``correction``): x + (correction − target)/y,
+    x itself for the affine predictor (target 0, no correction)."""
+    if correction is None:
+        return x if np.ndim(target) == 0 and target == 0 else x - target / y
+    correction -= target
+    correction /= y
+    correction += x
+    return correction
+
+
 @dataclass
 class Best:
     """The best primal point and the best dual value seen: the bound min F − max D holds whichever iterate
@@ -135,6 +165,7 @@ class InteriorPoint:
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
         self.point, self.previous, self.best, self.history = None, None, None, []
         self.iterations, self.idle, self.stalled, self.pending, self.length = 0, 0, False, False, 1.0
+        self._terms = None
 
     def start(self) -> PrimalDualPoint:
         """θ = 0, ξ = 2, s = 1, u = START_DUAL·c, ν = c − u: the slack equations hold exactly (docs/theory.md §9.8)."""
@@ -142,69 +173,82 @@ class InteriorPoint:
         u = START_DUAL * self.c
         return PrimalDualPoint(self.stepper.initial(), np.full(n, 2.0), np.ones(n), u, self.c - u)
 
-    @staticmethod
-    def weights(point: PrimalDualPoint) -> np.ndarray:
-        """D_p = d1 d2/(d1 + d2) with d1 = u/s, d2 = ν/ξ."""
-        return 1.0 / (point.s / point.u + point.xi / point.nu)
+    def terms(self, point: PrimalDualPoint) -> "PairTerms":
+        """The :class:`PairTerms` of ``point``, kept for the iterate's directions."""
+        if self._terms is None or self._terms.point is not point:
+            self._terms = PairTerms(point, self.c)
+        return self._terms
 
-    def direction(self, system, point: PrimalDualPoint, weight: np.ndarray, target: float,
-                  affine: Direction | None = None) -> Direction:
+    def weights(self, point: PrimalDualPoint) -> np.ndarray:
+        """D_p = d1 d2/(d1 + d2) with d1 = u/s, d2 = ν/ξ."""
+        return self.terms(point).weight
+
+    def direction(self, system, point: PrimalDualPoint, weight: np.ndarray, target, affine: Direction | None = None
+                  ) -> Direction:
         """The Newton direction towards s∘u = ξ∘ν = ``target`` (0: the affine predictor), with Mehrotra's
-        second-order correction when the ``affine`` direction is given."""
-        p, c = point, self.c
-        r_xi = c - p.u - p.nu
-        r_s = p.xi - p.theta.r - p.s
-        r_su = p.s * p.u - target
-        r_xn = p.xi * p.nu - target
-        if affine is not None:
-            r_su += affine.s * affine.u
-            r_xn += affine.xi * affine.nu
-        t = r_xi + r_xn / p.xi
-        v = t * weight * p.xi / p.nu - weight * (r_s + r_su / p.u)
-        theta = system.fit(1.0 - p.theta.r + (p.u + v) / weight)
-        da = p.theta.r - theta.r  # J Δθ
-        du = v - weight * da
-        dxi = (-r_s - da - r_su / p.u - t * p.s / p.u) * weight * p.xi / p.nu
-        ds = (-r_su - p.s * du) / p.u
-        dnu = (-r_xn - p.nu * dxi) / p.xi
-        return Direction(theta, dxi, ds, du, dnu)
+        second-order correction when the ``affine`` direction is given; ``weight``: the :meth:`weights` of ``point``.
+
+        With the residuals r_ξ = c − u − ν, r_s = ξ − r − s, r_su = s∘u − target (+ Δs_aff∘Δu_aff) and r_xn likewise,
+        A = r_su/u, B = r_xn/ξ and t = r_ξ + B, the fit's targets are 1 − r + (u + v)/D with v/D = h = t ξ/ν − r_s − A,
+        and then Δu = D(h − JΔθ), Δξ = (Δu − t) ξ/ν (as 1/D = s/u + ξ/ν), Δs = −A − (s/u)Δu, Δν = −B − (ν/ξ)Δξ:
+        the elimination of docs/theory.md §9.8 in a few passes over the pairs, the quotients shared by the iterate's
+        directions (:class:`PairTerms`)."""
+        p, q = point, self.terms(point)
+        A = _scaled_residual(p.s, p.u, target, None if affine is None else affine.s * affine.u)
+        B = _scaled_residual(p.nu, p.xi, target, None if affine is None else affine.xi * affine.nu)
+        t = q.r_xi + B
+        h = t * q.xn
+        h -= q.r_s
+        h -= A
+        theta = system.fit(q.base + h)
+        du = h - p.theta.r
+        du += theta.r  # h − JΔθ, JΔθ = r_old − r_new
+        du *= weight
+        dxi = du - t
+        dxi *= q.xn
+        ds = q.su * du
+        ds += A
+        dnu = q.nx * dxi
+        dnu += B
+        return Direction(theta, dxi, np.negative(ds, out=ds), du, np.negative(dnu, out=dnu))
 
     def per_pair(self, values: np.ndarray):
         """A per-block quantity as a per-pair vector (a scalar for one block)."""
         return values[0] if self.sizes.size == 1 else np.repeat(values, self.sizes)
 
-    def block_dot(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """x·y over each block."""
-        return np.add.reduceat(x * y, self.starts)
-
     def block_barrier(self, point: PrimalDualPoint) -> np.ndarray:
         """Each block's complementarity measure χ_k = (s·u + ξ·ν)/(2 n_k)."""
         if self.sizes.size == 1:
             return np.array([point.barrier])
-        return (self.block_dot(point.s, point.u) + self.block_dot(point.xi, point.nu)) / (2 * self.sizes)
+        products = point.s * point.u
+        products += point.xi * point.nu
+        return np.add.reduceat(products, self.starts) / (2 * self.sizes)
 
     def step_length(self, point: PrimalDualPoint, d: Direction) -> np.ndarray:
         """Each block's longest step ≤ 1 that keeps s, ξ, u and ν nonnegative: the smallest −x/dx over the falling
-        entries. Several blocks: a division and a minimum per vector, then one per block (masking and concatenating
-        the four vectors took a quarter of an iteration at 50 000 pairs); one block: the four vectors at once, in
-        fewer numpy calls (*measured* the cheaper on the small coupled problems of the real-data benchmark)."""
-        if self.sizes.size == 1:
-            x = np.concatenate([point.s, point.xi, point.u, point.nu])
-            dx = np.concatenate([d.s, d.xi, d.u, d.nu])
-            falling = dx < 0
-            return np.array([min(1.0, float(np.min(-x[falling] / dx[falling], initial=np.inf)))])
-        nearest = None
+        entries, as 1/max(1, −min dx/x) over all entries of the block (x ≥ 0: rising entries have dx/x ≥ 0, and fmin
+        passes over the 0/0 of an entry at zero that does not move). No mask: np.where over the four vectors took
+        most of the time of the masked minimum."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            for x, dx in ((point.s, d.s), (point.xi, d.xi), (point.u, d.u), (point.nu, d.nu)):
-                ratio = np.where(dx < 0, -x / dx, np.inf)
-                nearest = ratio if nearest is None else np.minimum(nearest, ratio, out=nearest)
-        return np.minimum(1.0, np.minimum.reduceat(nearest, self.starts))
+            nearest = np.divide(d.s, point.s)
+            ratio = np.empty_like(nearest)
+            for x, dx in ((point.xi, d.xi), (point.u, d.u), (point.nu, d.nu)):
+                np.fmin(nearest, np.divide(dx, x, out=ratio), out=nearest)
+        return 1.0 / np.fmax(1.0, -np.fmin.reduceat(nearest, self.starts))
 
     def barrier_after(self, point: PrimalDualPoint, d: Direction, t: np.ndarray) -> np.ndarray:
         """Each block's complementarity χ_k after a step of length t_k along d (θ is not needed for it)."""
         length = self.per_pair(t)
-        return self.block_barrier(PrimalDualPoint(None, point.xi + length * d.xi, point.s + length * d.s,
-                                                  point.u + length * d.u, point.nu + length * d.nu))
+        products, other, scratch = length * d.s, length * d.xi, length * d.u
+        products += point.s
+        scratch += point.u
+        products *= scratch
+        other += point.xi
+        np.multiply(length, d.nu, out=scratch)
+        scratch += point.nu
+        other *= scratch
+        products += other
+        return np.add.reduceat(products, self.starts) / (2 * self.sizes)
 
     def centring(self, point: PrimalDualPoint, affine: Direction, chi: np.ndarray) -> np.ndarray:
         """Mehrotra's σ = (μ_aff/μ)³ from the barrier after the longest affine step, per block."""
@@ -236,8 +280,11 @@ class InteriorPoint:
                            nu=point.nu + d.nu)
         length = self.per_pair(t)
         theta = self.stepper.relax(d.theta, point.theta, t[0] if t.size == 1 else t)
-        return replace(point, theta=theta, xi=point.xi + length * d.xi, s=point.s + length * d.s,
-                       u=point.u + length * d.u, nu=point.nu + length * d.nu)
+        moved = {}
+        for name in ("xi", "s", "u", "nu"):
+            moved[name] = length * getattr(d, name)
+            moved[name] += getattr(point, name)
+        return replace(point, theta=theta, **moved)
 
     def keep(self, settled: np.ndarray, point: PrimalDualPoint) -> PrimalDualPoint:
         """The iterate before ``point`` for Tapia's indicators: a settled block's entries stay those before its last

@@ -168,7 +168,8 @@ class PrimalStepper:
     def relax(self, new: State, old: State, t=2.0) -> State:
         """θ ← θ_old + t(θ_new − θ_old): over-relaxation (t = 2, docs/theory.md §9.7) or a line-search point; ``t``
         may hold one length per class (a :attr:`separable` problem)."""
-        t_class, t_pair = (t, t) if np.ndim(t) == 0 else (t[:, None], t[self.problem.pairs.label])
+        # one length per class: the pairs are sorted by class, so a repeat, not a gather by label
+        t_class, t_pair = (t, t) if np.ndim(t) == 0 else (t[:, None], np.repeat(t, np.diff(self.bounds)))
         theta = old.params[0] + t_class * (new.params[0] - old.params[0])
         u = old.params[1] + t_pair * (new.params[1] - old.params[1])
         return State((theta, u), 1.0 - self.sign * u, self._reg(theta), theta[:, -1].copy())
