@@ -17,8 +17,9 @@ import numpy as np
 from ...duality import GapBound, gap_bound, project_hard_constraints
 from ...objective import objective
 from ...problem import Problem
-from .common import State, state_objective
 from .active_set import IN_I, IN_S, IN_V
+from .block_polish import polish_class
+from .common import GramOperator, State, state_objective
 
 #: fraction of the way to the boundary of the positive orthant a step may go
 TO_BOUNDARY = 0.995
@@ -40,6 +41,10 @@ SAFE_CENTRING = 0.5
 #: bound stalled at 2.7e-6; at 1, 10, 100 the bound reached 1.6e-9, 2.2e-9, 8.9e-9 in 22 iterations
 SETTLED = 1.0
 SUFFICIENT_DECREASE = 0.01
+#: a block of a separable problem is polished alone (block_polish) once its complementarity is within this fraction
+#: of its share of max(1, |F|), at most BLOCK_ROUNDS active-set rounds, each of its partitions once
+BLOCK_CROSSOVER = 1e-3
+BLOCK_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -96,14 +101,15 @@ class Best:
     def bound(self) -> GapBound:
         return GapBound(primal=self.primal, dual=self.dual, mu=self.mu)
 
-    def update(self, problem: Problem, stepper, point: PrimalDualPoint, previous: PrimalDualPoint) -> bool:
-        """Evaluate the iterate (exact objective, proven dual value); True when the bound improved."""
+    def update(self, problem: Problem, coef: np.ndarray, b: np.ndarray, u: np.ndarray, point: PrimalDualPoint,
+               previous: PrimalDualPoint) -> bool:
+        """Evaluate the iterate's primal point (``coef``, ``b``) and multipliers ``u`` (exact objective, proven dual
+        value); True when the bound improved."""
         before = self.bound.absolute
-        coef, b = project_hard_constraints(problem, *stepper.solution(point.theta))
         value = objective(problem, coef, b)
         if value < self.primal:
             self.coef, self.b, self.primal, self.point, self.previous = coef, b, value, point, previous
-        candidate = gap_bound(problem, coef, b, point.u, primal=value)
+        candidate = gap_bound(problem, coef, b, u, primal=value)
         if candidate.dual > self.dual:
             self.dual, self.mu = candidate.dual, candidate.mu
         return self.bound.absolute < before
@@ -122,9 +128,9 @@ class InteriorOutcome:
 class InteriorPoint:
     """Mehrotra's predictor–corrector on the OvN QP over a stepper's structured solves (docs/theory.md §9.8)."""
 
-    def __init__(self, problem: Problem, stepper, near_gap_tol: float = 1e-9):
+    def __init__(self, problem: Problem, stepper, near_gap_tol: float = 1e-9, operator: GramOperator | None = None):
         """``near_gap_tol`` sets only when the exact evaluation starts (:meth:`near`); :meth:`run` says when to
-        stop."""
+        stop. ``operator``: the Gram operator of the blocks' crossover (:meth:`cross_blocks`; without it, none)."""
         self.problem, self.stepper, self.near_gap_tol = problem, stepper, near_gap_tol
         self.c = problem.cost
         # the blocks whose step lengths and centring are their own: the classes of a separable problem (K
@@ -133,6 +139,10 @@ class InteriorPoint:
         separable = getattr(stepper, "separable", False) and np.all(sizes > 0)
         self.sizes = sizes if separable else np.array([self.c.size])
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
+        self.operator = operator if separable else None
+        # the blocks whose crossover certified (they no longer move), their exact (coefficients, bias, μ), and the
+        # (block, partition) pairs tried
+        self.fixed, self.exact, self.tried = np.zeros(self.sizes.size, dtype=bool), {}, set()
         self.point, self.previous, self.best, self.history = None, None, None, []
         self.iterations, self.idle, self.stalled, self.pending, self.length = 0, 0, False, False, 1.0
 
@@ -254,12 +264,51 @@ class InteriorPoint:
         if self.sizes.size == 1:
             return np.zeros(1, dtype=bool)
         share = SETTLED * self.near_gap_tol * max(1.0, abs(value)) / self.sizes.size
-        return 2 * self.sizes * chi <= share
+        return (2 * self.sizes * chi <= share) | self.fixed
+
+    def solution(self, point: PrimalDualPoint) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The iterate's (coef, b) and multipliers u, the blocks whose crossover certified replaced by their exact
+        solution."""
+        coef, b = project_hard_constraints(self.problem, *self.stepper.solution(point.theta))
+        if not self.exact:
+            return coef, b, point.u
+        coef, b, u = coef.copy(), b.copy(), point.u.copy()
+        for k, (column, bias, mu) in self.exact.items():
+            coef[:, k], b[k], u[self.starts[k]:self.starts[k] + self.sizes[k]] = column, bias, mu
+        return coef, b, u
+
+    def cross_blocks(self, value: float):
+        """The crossover of the last block still moving, once its complementarity is within BLOCK_CROSSOVER of its
+        share of max(1, |F|): the polish of its own QP from the partition Tapia's indicators point to
+        (:func:`~.block_polish.polish_class`); when it certifies, the block is fixed at its exact solution and the run
+        can end. Only the last block: fixing an earlier one saves only its share of the iterations left, measured
+        less than its polishes cost."""
+        chi = self.block_barrier(self.point)
+        moving = np.flatnonzero(~self.settled(chi, value))
+        if moving.size != 1:
+            return
+        k = moving[0]
+        if 2 * self.sizes[k] * chi[k] > BLOCK_CROSSOVER * max(1.0, abs(value)) / self.sizes.size:
+            return
+        block = slice(self.starts[k], self.starts[k] + self.sizes[k])
+        sets = self.point.margin_sets(self.previous)[block]
+        key = (k, sets.tobytes())
+        # each partition once, and no degenerate one (more margin pairs than the class's d + 1 parameters: a singular
+        # system)
+        if key in self.tried or np.count_nonzero(sets == IN_S) > self.problem.rank_bound + 1:
+            return
+        self.tried.add(key)
+        coef, b, _ = self.solution(self.point)
+        found = polish_class(self.problem, self.operator, k, sets, coef, b, self.point.u, BLOCK_ROUNDS)
+        if found is not None:
+            self.fixed[k], self.exact[k] = True, found
 
     def estimate(self, point: PrimalDualPoint, value: float) -> float:
         """The complementarity s·u + ξ·ν (the duality gap of a primal-feasible iterate, not a proof) relative to
-        max(1, |F|)."""
-        return 2 * point.s.size * point.barrier / max(1.0, abs(value))
+        max(1, |F|), over the blocks not fixed by their crossover (exact)."""
+        if not self.fixed.any():
+            return 2 * point.s.size * point.barrier / max(1.0, abs(value))
+        return 2 * float(self.sizes[~self.fixed] @ self.block_barrier(point)[~self.fixed]) / max(1.0, abs(value))
 
     def near(self, point: PrimalDualPoint, value: float) -> bool:
         """Whether the iterate is worth the exact evaluation (an O(N·d) pass and the dual value): once the
@@ -304,6 +353,8 @@ class InteriorPoint:
             self.point, self.length = self.advance(point, step, length), float(length.max())
             self.history.append(state_objective(self.problem, self.point.theta))
             self.pending = True
+            if self.operator is not None:
+                self.cross_blocks(self.history[-1])
             if pause is not None and self.estimate(self.point, self.history[-1]) <= pause:
                 return InteriorOutcome(best.coef, best.b, best.bound, self.iterations, False, self.history)
             if not self.near(self.point, self.history[-1]) and self.iterations < max_iter:
@@ -318,5 +369,6 @@ class InteriorPoint:
     def evaluate(self, best: Best):
         """The exact evaluation of the current iterate (:meth:`Best.update`) and the stall test."""
         self.pending = False
-        self.idle = 0 if best.update(self.problem, self.stepper, self.point, self.previous) else self.idle + 1
+        improved = best.update(self.problem, *self.solution(self.point), self.point, self.previous)
+        self.idle = 0 if improved else self.idle + 1
         self.stalled = self.idle >= self.patience or self.length < 1e-12
