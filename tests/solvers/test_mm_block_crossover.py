@@ -1,0 +1,117 @@
+"""The crossover of one class of a separable problem (the estimator's default linear problem): the polish of the
+last moving class's own QP, checked against the CVXPY reference, and its acceptance rule at its boundaries."""
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import StandardScaler
+
+import ovn_cvx
+from ovn_cvx import Problem
+from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
+from ovn_cvx.solvers.mm import forms
+from ovn_cvx.solvers.mm.active_set import IN_I, IN_S, IN_V, active_set_finish
+from ovn_cvx.solvers.mm.block_polish import ClassPartition, polish_class
+from ovn_cvx.solvers.mm.common import GramOperator
+from ovn_cvx.solvers.mm.interior import InteriorPoint
+from ovn_cvx.testing import assert_matches_reference
+
+
+@pytest.fixture(scope="module")
+def problem():
+    """300 samples, 8 features, 4 classes, every non-member a negative, free biases: K independent QPs, whose last
+    moving class the interior point fixes by its own crossover."""
+    X, y = make_classification(n_samples=300, n_features=8, n_informative=5, n_classes=4, n_clusters_per_class=2,
+                               flip_y=0.05, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    return Problem(X, 2.0 * (y[:, None] == np.arange(4)) - 1.0, "SwSb", beta=4.0, bias_penalty=0.0)
+
+
+@pytest.fixture(scope="module")
+def reference(problem):
+    return ovn_cvx.solve(problem, method="cvxpy", **TIGHT_CLARABEL)
+
+
+def _run(problem, operator):
+    ipm = InteriorPoint(problem, forms.make_stepper(problem, "primal"), 1e-9, operator)
+    return ipm, ipm.run(100, 1e-6)
+
+
+def _partition(problem, result):
+    """The reference's partition: V (μ_p = c_p), S (0 < μ_p < c_p), I (μ_p = 0)."""
+    mu, c = np.abs(result.dual[problem.pairs.sample, problem.pairs.label]), problem.cost
+    return np.where(mu > c * (1 - 1e-6), IN_V, np.where(mu < 1e-6 * c, IN_I, IN_S)).astype(np.int8)
+
+
+def test_the_fixed_class_is_the_reference_optimum(problem, reference):
+    ipm, run = _run(problem, GramOperator(problem))
+    assert run.converged and run.bound.relative <= 1e-6
+    (k,) = np.flatnonzero(ipm.fixed)
+    column, bias, mu = ipm.exact[k]
+    scale = np.abs(reference.coef[:, k]).max()
+    np.testing.assert_allclose(column, reference.coef[:, k], atol=1e-6 * scale)
+    assert bias == pytest.approx(reference.b[k], abs=1e-6)
+    # the fixed class's answer is the run's answer, and the whole point's proven bound holds
+    np.testing.assert_array_equal(run.coef[:, k], column)
+    assert run.bound.primal == pytest.approx(reference.objective, rel=1e-8)
+    bounds = problem.pairs.class_bounds(problem.n_classes)
+    assert np.all((mu >= 0) & (mu <= problem.cost[bounds[k]:bounds[k + 1]]))
+
+
+def test_without_the_operator_no_class_is_fixed(problem):
+    """The control: the same run without the crossover fixes nothing and takes more iterations."""
+    ipm, run = _run(problem, None)
+    fixed_ipm, fixed_run = _run(problem, GramOperator(problem))
+    assert not ipm.fixed.any() and run.converged
+    assert fixed_run.iterations < run.iterations
+
+
+def test_solve_matches_the_reference(problem, reference):
+    result = ovn_cvx.solve(problem, method="mm")
+    assert result.success
+    assert_matches_reference(result, problem, reference=reference)
+
+
+def _class_polish(problem, sets, k, max_rounds):
+    """polish_class of class k from the partition ``sets`` (all pairs), from the zero iterate."""
+    bounds = problem.pairs.class_bounds(problem.n_classes)
+    coef, b = np.zeros(problem.coef_shape), np.zeros(problem.n_classes)
+    return polish_class(problem, GramOperator(problem), k, sets[bounds[k]:bounds[k + 1]], coef, b,
+                        np.zeros(len(problem.pairs)), max_rounds)
+
+
+@pytest.mark.parametrize("k", [0, 1])  # classes 2 and 3 have w_k ≈ 0: over a hundred margin pairs, no clean partition
+def test_polish_from_the_optimal_partition(problem, reference, k):
+    sets = _partition(problem, reference)
+    bounds = problem.pairs.class_bounds(problem.n_classes)
+    assert np.count_nonzero(sets[bounds[k]:bounds[k + 1]] == IN_S) <= problem.n_features + 1
+    column, bias, _ = _class_polish(problem, sets, k, max_rounds=1)
+    np.testing.assert_allclose(column, reference.coef[:, k], atol=1e-6 * np.abs(reference.coef).max())
+    assert bias == pytest.approx(reference.b[k], abs=1e-6)
+
+
+def test_one_pair_off_is_not_certified(problem, reference):
+    """A margin pair put in I: its system's solution violates a KKT inequality, and the round does not certify."""
+    sets, k = _partition(problem, reference), 0
+    bounds = problem.pairs.class_bounds(problem.n_classes)
+    margin = bounds[k] + np.flatnonzero(sets[bounds[k]:bounds[k + 1]] == IN_S)
+    # the margin pair with the largest μ: out of S, its residual turns clearly positive
+    mu = np.abs(reference.dual[problem.pairs.sample[margin], k])
+    sets[margin[np.argmax(mu)]] = IN_I
+    assert _class_polish(problem, sets, k, max_rounds=1) is None
+
+
+@pytest.mark.parametrize("shift, expected", [
+    (0.0, "certified"),  # the iterate is the optimum: the polish's objective equals it, to round-off
+    (-1e-9, "objective above the iterate"),  # just outside: the reference a hair below the optimum
+    (np.nan, "objective above the iterate"),
+])
+def test_accepted_only_not_above_the_iterate(problem, reference, shift, expected):
+    sets, k = _partition(problem, reference), 1
+    bounds = problem.pairs.class_bounds(problem.n_classes)
+    full = np.full(len(problem.pairs), IN_I, dtype=np.int8)
+    full[bounds[k]:bounds[k + 1]] = sets[bounds[k]:bounds[k + 1]]
+    engine = ClassPartition(problem, GramOperator(problem), k, reference.coef, reference.b,
+                            np.zeros(len(problem.pairs)))
+    assert engine.reference == pytest.approx(reference.objective, rel=1e-8)
+    engine.reference += shift * abs(engine.reference)
+    assert active_set_finish(engine, full, max_rounds=1)[1] == expected
