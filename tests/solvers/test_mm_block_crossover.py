@@ -12,7 +12,7 @@ from ovn_cvx.solvers.mm import forms
 from ovn_cvx.solvers.mm.active_set import IN_I, IN_S, IN_V, active_set_finish
 from ovn_cvx.solvers.mm.block_polish import ClassPartition, polish_class
 from ovn_cvx.solvers.mm.common import GramOperator
-from ovn_cvx.solvers.mm.interior import InteriorPoint
+from ovn_cvx.solvers.mm.interior import InteriorPoint, PrimalDualPoint
 from ovn_cvx.testing import assert_matches_reference
 
 
@@ -42,23 +42,61 @@ def _partition(problem, result):
     return np.where(mu > c * (1 - 1e-6), IN_V, np.where(mu < 1e-6 * c, IN_I, IN_S)).astype(np.int8)
 
 
-def test_the_fixed_class_is_the_reference_optimum(problem, reference):
+def test_the_fixed_classes_are_the_reference_optimum(problem, reference):
+    """Every class ends fixed: the settled ones at their iterate with repaired multipliers, the last one by its own
+    crossover; each column and bias is the reference's, each μ in the box, and the proven bound holds."""
     ipm, run = _run(problem, GramOperator(problem))
     assert run.converged and run.bound.relative <= 1e-6
-    (k,) = np.flatnonzero(ipm.fixed)
-    column, bias, mu = ipm.exact[k]
-    scale = np.abs(reference.coef[:, k]).max()
-    np.testing.assert_allclose(column, reference.coef[:, k], atol=1e-6 * scale)
-    assert bias == pytest.approx(reference.b[k], abs=1e-6)
-    # the fixed class's answer is the run's answer, and the whole point's proven bound holds
-    np.testing.assert_array_equal(run.coef[:, k], column)
+    assert ipm.fixed.all()
+    bounds, scale = problem.pairs.class_bounds(problem.n_classes), np.abs(reference.coef).max()
+    for k, (column, bias, mu) in ipm.exact.items():
+        np.testing.assert_allclose(column, reference.coef[:, k], atol=1e-5 * scale)
+        assert bias == pytest.approx(reference.b[k], abs=1e-5)
+        np.testing.assert_array_equal(run.coef[:, k], column)
+        assert np.all((mu >= 0) & (mu <= problem.cost[bounds[k]:bounds[k + 1]]))
     assert run.bound.primal == pytest.approx(reference.objective, rel=1e-8)
+
+
+def test_repaired_multipliers_are_closer_to_stationarity(problem):
+    """A fixed class's μ against the iterate's own u: its weights Σ y_p μ_p x_p are at least as close to the class's
+    w_k, and its mass Σ y_p μ_p to 0 (the repair is kept only when it lowers that residual; its weights u(c − u)/c
+    barely move the pairs at a bound, so it is not exact where few pairs are free), and on some class much closer."""
+    ipm, _ = _run(problem, GramOperator(problem))
     bounds = problem.pairs.class_bounds(problem.n_classes)
-    assert np.all((mu >= 0) & (mu <= problem.cost[bounds[k]:bounds[k + 1]]))
+    ratios = []
+    for k, (column, _, mu) in ipm.exact.items():
+        block = slice(bounds[k], bounds[k + 1])
+        y, X = problem.pairs.sign[block], problem.X[problem.pairs.sample[block]]
+        residual = [np.linalg.norm(np.append(X.T @ (y * m) - column, y @ m)) for m in (mu, ipm.point.u[block])]
+        ratios.append(residual[0] / residual[1])
+    assert max(ratios) <= 1.0 and min(ratios) < 1e-2
+
+
+def test_repair_of_the_optimum_and_off_it(problem, reference):
+    """At the optimum itself (θ and u the reference's) the repair moves nothing beyond round-off; a perturbed u is
+    repaired."""
+    ipm = InteriorPoint(problem, forms.make_stepper(problem, "primal"), 1e-9, GramOperator(problem))
+    mu = np.abs(reference.dual[problem.pairs.sample, problem.pairs.label])
+    theta = ipm.stepper.initial(reference.coef, reference.b)
+    n = mu.size
+    ipm.point = PrimalDualPoint(theta, np.ones(n), np.ones(n), mu, problem.cost - mu)
+    k, bounds = 0, problem.pairs.class_bounds(problem.n_classes)
+    block = slice(bounds[k], bounds[k + 1])
+    np.testing.assert_allclose(ipm.repaired(k), mu[block], rtol=1e-9, atol=1e-12)
+    # off the optimum: half of the free multipliers raised a little
+    free = np.flatnonzero((mu > 1e-3 * problem.cost) & (mu < 0.999 * problem.cost))
+    free = free[(free >= bounds[k]) & (free < bounds[k + 1])]
+    shaken = mu.copy()
+    shaken[free[::2]] *= 1.0 + 1e-4
+    ipm.point = PrimalDualPoint(theta, np.ones(n), np.ones(n), shaken, problem.cost - shaken)
+    y, X = problem.pairs.sign[block], problem.X[problem.pairs.sample[block]]
+    before = np.linalg.norm(X.T @ (y * shaken[block]) - reference.coef[:, k])
+    after = np.linalg.norm(X.T @ (y * ipm.repaired(k)) - reference.coef[:, k])
+    assert after < 1e-6 * before
 
 
 def test_without_the_operator_no_class_is_fixed(problem):
-    """The control: the same run without the crossover fixes nothing and takes more iterations."""
+    """The control: the same run without the crossover and the repair fixes nothing and takes more iterations."""
     ipm, run = _run(problem, None)
     fixed_ipm, fixed_run = _run(problem, GramOperator(problem))
     assert not ipm.fixed.any() and run.converged

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import lstsq
 
 from ...duality import GapBound, gap_bound, project_hard_constraints
 from ...objective import objective
@@ -278,6 +280,32 @@ class InteriorPoint:
             coef[:, k], b[k], u[self.starts[k]:self.starts[k] + self.sizes[k]] = column, bias, mu
         return coef, b, u
 
+    def fix_settled(self, settled: np.ndarray):
+        """Fix each block that has just settled at its iterate, with its multipliers u :meth:`repaired`: the bound of
+        a settled block is limited by its stationarity residual, not by its complementarity (measured on the
+        estimator's default problem, N = 50 000: a class with w_k = 0 and 40 000 margin pairs settled at χ_k = 2e-12
+        with its mass Σ y_p u_p off by 4e-3, which the bound's repair took from Σ μ: a relative bound of 5.4e-8 the
+        iterations after could not lower)."""
+        for k in np.flatnonzero(settled & ~self.fixed):
+            coef, b, _ = self.solution(self.point)
+            self.fixed[k], self.exact[k] = True, (coef[:, k].copy(), b[k], self.repaired(k))
+
+    def repaired(self, k: int) -> np.ndarray:
+        """Block k's multipliers u moved least, in the metric of the weights u(c − u)/c (a pair at a bound stays
+        there), to hold its stationarity exactly: θ_k's weights = Σ_p y_p u_p φ_p and Σ_p y_p u_p = 0 (P = I and a
+        free bias: a separable problem); clipped to the box, and kept only when that lowers the residual."""
+        block = slice(self.starts[k], self.starts[k] + self.sizes[k])
+        rows, theta = self.stepper.rows[k], self.point.theta.params[0][k]
+        u, c, y = self.point.u[block], self.c[block], self.problem.pairs.sign[block]
+        target = np.append(theta[:-1], 0.0)
+        residual = target - rows.T @ (y * u)
+        weight = u * (c - u) / c
+        gram = rows.T @ (sp.diags(weight) @ rows)
+        multiplier = lstsq(gram.toarray() if sp.issparse(gram) else gram, residual, cond=1e-12)[0]
+        candidate = np.clip(u + weight * y * (rows @ multiplier), 0.0, c)
+        better = np.linalg.norm(target - rows.T @ (y * candidate)) < np.linalg.norm(residual)
+        return candidate if better else u.copy()
+
     def cross_blocks(self, value: float):
         """The crossover of the last block still moving, once its complementarity is within BLOCK_CROSSOVER of its
         share of max(1, |F|): the polish of its own QP from the partition Tapia's indicators point to
@@ -341,6 +369,8 @@ class InteriorPoint:
             point, weight = self.point, self.weights(self.point)
             chi = self.block_barrier(point)
             settled = self.settled(chi, self.history[-1])
+            if self.operator is not None:
+                self.fix_settled(settled)
             system = self.stepper.system(weight, still=settled) if settled.any() else self.stepper.system(weight)
             affine = self.direction(system, point, weight, 0.0)
             sigma = self.centring(point, affine, chi)
