@@ -286,8 +286,11 @@ class InteriorPoint:
         estimator's default problem, N = 50 000: a class with w_k = 0 and 40 000 margin pairs settled at χ_k = 2e-12
         with its mass Σ y_p u_p off by 4e-3, which the bound's repair took from Σ μ: a relative bound of 5.4e-8 the
         iterations after could not lower)."""
-        for k in np.flatnonzero(settled & ~self.fixed):
-            coef, b, _ = self.solution(self.point)
+        new = np.flatnonzero(settled & ~self.fixed)
+        if not new.size:
+            return
+        coef, b, _ = self.solution(self.point)
+        for k in new:
             self.fixed[k], self.exact[k] = True, (coef[:, k].copy(), b[k], self.repaired(k))
 
     def repaired(self, k: int) -> np.ndarray:
@@ -300,8 +303,10 @@ class InteriorPoint:
         target = np.append(theta[:-1], 0.0)
         residual = target - rows.T @ (y * u)
         weight = u * (c - u) / c
-        gram = rows.T @ (sp.diags(weight) @ rows)
-        multiplier = lstsq(gram.toarray() if sp.issparse(gram) else gram, residual, cond=1e-12)[0]
+        scaled = sp.diags(weight) @ rows if sp.issparse(rows) else weight[:, None] * rows
+        gram = rows.T @ scaled
+        gram = gram.toarray() if sp.issparse(gram) else gram
+        multiplier = lstsq(gram, residual, cond=1e-12, check_finite=False)[0]
         candidate = np.clip(u + weight * y * (rows @ multiplier), 0.0, c)
         better = np.linalg.norm(target - rows.T @ (y * candidate)) < np.linalg.norm(residual)
         return candidate if better else u.copy()
