@@ -295,8 +295,9 @@ class InteriorPoint:
 
     def repaired(self, k: int) -> np.ndarray:
         """Block k's multipliers u moved least, in the metric of the weights u(c − u)/c (a pair at a bound stays
-        there), to hold its stationarity exactly: θ_k's weights = Σ_p y_p u_p φ_p and Σ_p y_p u_p = 0 (P = I and a
-        free bias: a separable problem); clipped to the box, and kept only when that lowers the residual."""
+        there), to satisfy its stationarity: θ_k's weights = Σ_p y_p u_p φ_p and Σ_p y_p u_p = 0 (P = I and a free
+        bias: a separable problem, solved in the primal form, whose θ_k this reads); clipped to the box, and kept only
+        when that lowers the residual (where few pairs are free it cannot remove all of it)."""
         block = slice(self.starts[k], self.starts[k] + self.sizes[k])
         rows, theta = self.stepper.rows[k], self.point.theta.params[0][k]
         u, c, y = self.point.u[block], self.c[block], self.problem.pairs.sign[block]
