@@ -1,6 +1,7 @@
 """The crossover of one class of a separable problem (the estimator's default linear problem): the polish of the
 last moving class's own QP, checked against the CVXPY reference, and its acceptance rule at its boundaries."""
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
@@ -153,3 +154,17 @@ def test_accepted_only_not_above_the_iterate(problem, reference, shift, expected
     assert engine.reference == pytest.approx(reference.objective, rel=1e-8)
     engine.reference += shift * abs(engine.reference)
     assert active_set_finish(engine, full, max_rounds=1)[1] == expected
+
+
+def test_sparse_features():
+    """Sparse X (CSR rows in the primal form): the settled classes' repair and the crossover on the same terms."""
+    X, y = make_classification(n_samples=400, n_features=30, n_informative=6, n_redundant=0, n_classes=4,
+                               random_state=1)
+    X[np.abs(X) < 1.0] = 0.0
+    problem = Problem(sp.csr_matrix(X), 2.0 * (y[:, None] == np.arange(4)) - 1.0, "SwSb", beta=1.0,
+                      bias_penalty=0.0)
+    ipm, run = _run(problem, GramOperator(problem))
+    assert sp.issparse(ipm.stepper.rows[0]) and ipm.fixed.any()
+    assert run.converged and run.bound.relative <= 1e-6
+    reference = ovn_cvx.solve(problem, method="cvxpy", **TIGHT_CLARABEL)
+    assert run.bound.primal == pytest.approx(reference.objective, rel=1e-8)
