@@ -133,7 +133,8 @@ class InteriorPoint:
 
     def __init__(self, problem: Problem, stepper, near_gap_tol: float = 1e-9, operator: GramOperator | None = None):
         """``near_gap_tol`` sets only when the exact evaluation starts (:meth:`near`); :meth:`run` says when to
-        stop. ``operator``: the Gram operator of the blocks' crossover (:meth:`cross_blocks`; without it, none)."""
+        stop. ``operator``: the Gram operator of the blocks' crossover (:meth:`cross_blocks`); with it, a separable
+        problem's blocks are also fixed as they settle (:meth:`fix_settled`); without it, neither."""
         self.problem, self.stepper, self.near_gap_tol = problem, stepper, near_gap_tol
         self.c = problem.cost
         # the blocks whose step lengths and centring are their own: the classes of a separable problem (K
