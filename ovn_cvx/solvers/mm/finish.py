@@ -81,7 +81,7 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     polish is accepted only with its bound within gap_tol. ``spent``: iterations of an MM phase before it (counted
     in ``iterations``)."""
     limit = min(options.max_iter, INTERIOR_MAX_ITER)
-    ipm = InteriorPoint(problem, stepper, min(INTERIOR_GAP_TOL, options.gap_tol))
+    ipm = InteriorPoint(problem, stepper, min(INTERIOR_GAP_TOL, options.gap_tol), operator)
     info = {"finish": "interior", "mm_iterations": spent}
     failed = set()  # the initial partitions of failed crossovers: the same partition fails again
 

@@ -1,0 +1,87 @@
+"""The crossover of one class of a separable problem (docs/theory.md §9.8): the active-set polish of the class's own
+QP from the partition an interior point's iterates point to, while the other classes go on.
+
+A separable problem (soft w with α = 0, soft b with γ = 0) is K independent QPs, one per class, and the classes of
+one interior point converge at different speeds: a class whose polish certifies is exact and stops moving, so the
+interior point runs only as long as its slowest class needs to point to its margin set, not until every class's
+complementarity is near round-off. The whole point's bound (§6) still decides.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...objective import objective
+from ...problem import Problem
+from .active_set import IN_I, IN_S, IN_V, KKT_TOL, PartitionSolution, active_set_finish
+from .common import GramOperator
+from .polish import DensePartition
+
+
+class ClassPartition(DensePartition):
+    """The :class:`~.active_set.PartitionEngine` of class k's QP alone. Partitions cover every pair (the active-set
+    loop's shape); the other classes' pairs sit in I with a negative residual, so no round moves them, and only
+    class k's block of the partition system is solved. A solution no pair of class k leaves is accepted when its
+    equations hold to KKT_TOL and the whole objective, with class k's coefficients and bias replaced, is not above
+    the iterate's (``coef``, ``b``)."""
+
+    def __init__(self, problem: Problem, operator: GramOperator, k: int, coef: np.ndarray, b: np.ndarray,
+                 iterate_mu: np.ndarray):
+        super().__init__(problem, operator, objective(problem, coef, b), b, iterate_mu)
+        self.k, self.coef, self.iterate = k, coef, b
+        bounds = problem.pairs.class_bounds(problem.n_classes)
+        self.block = slice(bounds[k], bounds[k + 1])
+
+    def solve(self, sets: np.ndarray) -> PartitionSolution | None:
+        """Class k's μ and b_k of its block of the partition's system (by the least change from the iterate's when
+        singular); None when even that fails."""
+        problem, pairs, k = self.problem, self.problem.pairs, self.k
+        S = np.flatnonzero(sets == IN_S)
+        nS = S.size
+        mu = np.where(sets == IN_V, problem.cost, 0.0)
+        rows = np.r_[0:nS, nS + k]
+        guess = np.append(self.iterate_mu[S], self.iterate_b[k])
+        x = self._solve(S, np.array([k]), self.rhs(S, mu)[rows], guess)
+        if x is None:
+            return None
+        mu[S], self.b = x[:nS], x[nS]
+        f = self.operator.apply(mu)[:, k] + self.b
+        r = np.full(mu.size, -1.0)  # the other classes: outside this polish
+        r[self.block] = 1.0 - pairs.sign[self.block] * f[pairs.sample[self.block]]
+        self.mu = mu
+        return PartitionSolution(mu, r, float(np.abs(f).max()))
+
+    def offer(self, sets: np.ndarray, solution: PartitionSolution, settled: bool) -> str | None:
+        """Accept a settled solution whose equations hold (class k's dual mass Σ y_p μ_p = 0, r_p = 0 on its margin
+        set) and whose objective is not above the iterate's."""
+        block, mu, r, c = self.block, solution.mu[self.block], solution.r[self.block], self.problem.cost[self.block]
+        mass = float(self.problem.pairs.sign[block] @ mu)
+        margin = sets[block] == IN_S
+        self.certificate = {"box": float(max(0.0, np.max(-mu / c), np.max(mu / c - 1.0))), "mass": abs(mass),
+                            "n_free": int(np.count_nonzero(margin))}
+        if not settled:
+            return None
+        if not (abs(mass) <= KKT_TOL * max(1.0, float(np.abs(mu).max()), abs(self.b))
+                and np.all(np.abs(r[margin]) <= solution.sign_tol)):
+            return "inconsistent system"
+        coef, b = self.coef.copy(), self.iterate.copy()
+        coef[:, self.k], b[self.k] = self.operator.coef(solution.mu)[:, self.k], self.b
+        value = objective(self.problem, coef, b)
+        if not value <= self.reference + 1e-12 * max(1.0, abs(self.reference)):  # also NaN
+            return "objective above the iterate"
+        self.found = coef[:, self.k], self.b, value
+        return "certified"
+
+
+def polish_class(problem: Problem, operator: GramOperator, k: int, block_sets: np.ndarray, coef: np.ndarray,
+                 b: np.ndarray, iterate_mu: np.ndarray, max_rounds: int):
+    """Class k's exact solution from its partition ``block_sets`` (IN_V, IN_S, IN_I of its pairs), polished from the
+    iterate (``coef``, ``b``, multipliers ``iterate_mu``): (w_k or a_k, b_k, μ of class k's pairs) when it
+    certifies, else None."""
+    engine = ClassPartition(problem, operator, k, coef, b, iterate_mu)
+    sets = np.full(problem.cost.size, IN_I, dtype=np.int8)
+    sets[engine.block] = block_sets
+    _, reason = active_set_finish(engine, sets, max_rounds=max_rounds)
+    if reason != "certified":
+        return None
+    column, bias, _ = engine.found
+    return column, bias, engine.mu[engine.block]
