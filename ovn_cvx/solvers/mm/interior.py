@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg import lstsq
 
 from ...duality import GapBound, gap_bound, project_hard_constraints
@@ -22,6 +21,7 @@ from ...problem import Problem
 from .active_set import IN_I, IN_S, IN_V
 from .block_polish import polish_class
 from .common import GramOperator, State, state_objective
+from .primal import weighted_gram
 
 #: fraction of the way to the boundary of the positive orthant a step may go
 TO_BOUNDARY = 0.995
@@ -352,10 +352,7 @@ class InteriorPoint:
         target = np.append(theta[:-1], 0.0)
         residual = target - rows.T @ (y * u)
         weight = u * (c - u) / c
-        scaled = sp.diags(weight) @ rows if sp.issparse(rows) else weight[:, None] * rows
-        gram = rows.T @ scaled
-        gram = gram.toarray() if sp.issparse(gram) else gram
-        multiplier = lstsq(gram, residual, cond=1e-12, check_finite=False)[0]
+        multiplier = lstsq(weighted_gram(rows, weight), residual, cond=1e-12, check_finite=False)[0]
         candidate = np.clip(u + weight * y * (rows @ multiplier), 0.0, c)
         better = np.linalg.norm(target - rows.T @ (y * candidate)) < np.linalg.norm(residual)
         return candidate if better else u.copy()
