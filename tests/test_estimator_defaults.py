@@ -266,6 +266,17 @@ def test_label_sets_get_a_hint(class_data, y):
         OvNClassifier().fit(X, y)
 
 
+@pytest.mark.parametrize("container", [list, lambda y: np.array(y, dtype=object)], ids=["list", "object array"])
+def test_a_row_without_a_label_is_named(class_data, container):
+    """None among the class labels: a ValueError naming y and the first such row (was a TypeError from sorting
+    None against a string; pandas makes None NaN, which scikit-learn's check names); a label "None" (a string) is a
+    label like any other."""
+    X = class_data[0][:6]
+    with pytest.raises(ValueError, match=r"y has no label \(None\) in 1 row\(s\), the first at index 2"):
+        OvNClassifier().fit(X, container(["a", "b", None, "a", "b", "a"]))
+    assert OvNClassifier().fit(X, container(["a", "b", "None", "a", "b", "a"])).classes_.tolist() == ["None", "a", "b"]
+
+
 def test_indicator_with_other_values_names_the_binarizer(class_data):
     X = class_data[0][:30]
     with pytest.raises(ValueError, match="MultiLabelBinarizer"):
