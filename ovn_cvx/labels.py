@@ -62,8 +62,8 @@ def membership(y, columns=None, name: str = "y") -> tuple[np.ndarray, np.ndarray
         return Y.astype(np.float64), classes, True
     with naming(name):
         y = column_or_1d(y, warn=True)
-        if y.dtype == object and any(v is None for v in y):  # else a sort's TypeError comparing None with a label
-            rows = [i for i, v in enumerate(y) if v is None]
+        rows = np.flatnonzero(np.equal(y, None)) if y.dtype == object else ()
+        if len(rows):  # else a sort's TypeError comparing None with a label
             raise ValueError(f"{name} has no label (None) in {len(rows)} row(s), the first at index {rows[0]}: every "
                              "row needs a class label; drop those rows or give them one")
         check_classification_targets(y)
