@@ -46,9 +46,10 @@ TOL_FLOOR = 1e-14
 #: curvature, so a large ρ shortens every step; a small one slows the biases' multiplier steps. Measured (sweeps to a
 #: proven gap of 1e-6 on 13 problems: emotions, scene, dense N = 2 000 and sparse 5 000 / 20 000 × 50 000 sets,
 #: SwSb γ = 0 and SwHb, with and without negatives; factors 1, 0.5, 0.1, 0.05, 0.02): 0.05 took 1.0–1.12× the
-#: fewest sweeps on each, the mean curvature itself 1.2–2.4× (sparse 20 000: 42 sweeps against 99); on 12 more
-#: (HwHb α = 0.3 with negatives, SwSb γ = 1 α = 0.5 and HwSb α = −0.1 without) fewer sweeps than the mean curvature on
-#: every one (emotions HwHb: certified after 3 209 sweeps, uncertified after 14 886)
+#: fewest sweeps on each, the mean curvature itself 1.3–2.9× (sparse 20 000: 42 sweeps against 99; dense SwHb with
+#: negatives: uncertified in 300 rounds); on 12 more (HwHb α = 0.3 with negatives, SwSb γ = 1 α = 0.5 and HwSb
+#: α = −0.1 without) fewer sweeps than the mean curvature on the 11 it certified (emotions HwHb: certified after 3 209
+#: sweeps, uncertified after 14 886; scene HwHb neither)
 RHO_SCALE = 0.05
 #: the smallest default ρ (all-zero rows)
 EPS_RHO = 1e-12
