@@ -50,7 +50,7 @@ def test_the_fixed_classes_are_the_reference_optimum(problem, reference):
     assert run.converged and run.bound.relative <= 1e-6
     assert ipm.fixed.all()
     bounds, scale = problem.pairs.class_bounds(problem.n_classes), np.abs(reference.coef).max()
-    for k, (column, bias, mu) in ipm.exact.items():
+    for k, (column, bias, mu) in ipm.held.items():
         np.testing.assert_allclose(column, reference.coef[:, k], atol=1e-5 * scale)
         assert bias == pytest.approx(reference.b[k], abs=1e-5)
         np.testing.assert_array_equal(run.coef[:, k], column)
@@ -59,18 +59,21 @@ def test_the_fixed_classes_are_the_reference_optimum(problem, reference):
 
 
 def test_repaired_multipliers_are_closer_to_stationarity(problem):
-    """A fixed class's μ against the iterate's own u: its weights Σ y_p μ_p x_p are at least as close to the class's
-    w_k, and its mass Σ y_p μ_p to 0 (the repair is kept only when it lowers that residual; its weights u(c − u)/c
-    barely move the pairs at a bound, so it is not exact where few pairs are free), and on some class much closer."""
+    """A settled class's repaired μ against the iterate's own u: its weights Σ y_p μ_p x_p are closer to the class's
+    w_k, and its mass Σ y_p μ_p to 0, by a factor of 5 or more on every repaired class (measured 6.7×, 8.7×, 65×; the
+    repair's weights u(c − u)/c barely move the pairs at a bound, so it is not exact where few pairs are free). The
+    class the crossover fixed (exact μ) is left out: it says nothing about the repair."""
     ipm, _ = _run(problem, GramOperator(problem))
     bounds = problem.pairs.class_bounds(problem.n_classes)
-    ratios = []
-    for k, (column, _, mu) in ipm.exact.items():
+    crossed = {k for k, _ in ipm.tried}
+    repaired = [k for k in ipm.held if k not in crossed]
+    assert repaired
+    for k in repaired:
+        column, _, mu = ipm.held[k]
         block = slice(bounds[k], bounds[k + 1])
         y, X = problem.pairs.sign[block], problem.X[problem.pairs.sample[block]]
         residual = [np.linalg.norm(np.append(X.T @ (y * m) - column, y @ m)) for m in (mu, ipm.point.u[block])]
-        ratios.append(residual[0] / residual[1])
-    assert max(ratios) <= 1.0 and min(ratios) < 1e-2
+        assert residual[0] < 0.2 * residual[1]
 
 
 def test_repair_of_the_optimum_and_off_it(problem, reference):
@@ -129,7 +132,8 @@ def test_polish_from_the_optimal_partition(problem, reference, k):
 
 
 def test_one_pair_off_is_not_certified(problem, reference):
-    """A margin pair put in I: its system's solution violates a KKT inequality, and the round does not certify."""
+    """A margin pair put in I: its system's solution violates a KKT inequality, so the round moves a pair (the
+    budget of one round ends, rather than a singular or inconsistent system), and the polish does not certify."""
     sets, k = _partition(problem, reference), 0
     bounds = problem.pairs.class_bounds(problem.n_classes)
     margin = bounds[k] + np.flatnonzero(sets[bounds[k]:bounds[k + 1]] == IN_S)
@@ -137,11 +141,17 @@ def test_one_pair_off_is_not_certified(problem, reference):
     mu = np.abs(reference.dual[problem.pairs.sample[margin], k])
     sets[margin[np.argmax(mu)]] = IN_I
     assert _class_polish(problem, sets, k, max_rounds=1) is None
+    full = np.full(len(problem.pairs), IN_I, dtype=np.int8)
+    full[bounds[k]:bounds[k + 1]] = sets[bounds[k]:bounds[k + 1]]
+    engine = ClassPartition(problem, GramOperator(problem), k, np.zeros(problem.coef_shape),
+                            np.zeros(problem.n_classes), np.zeros(len(problem.pairs)))
+    assert active_set_finish(engine, full, max_rounds=1)[1] == "max_rounds"
 
 
 @pytest.mark.parametrize("shift, expected", [
     (0.0, "certified"),  # the iterate is the optimum: the polish's objective equals it, to round-off
-    (-1e-9, "objective above the iterate"),  # just outside: the reference a hair below the optimum
+    (-5e-13, "certified"),  # just inside the acceptance slack 1e-12 (the polish lands 1.2e-14 below the reference)
+    (-2e-12, "objective above the iterate"),  # just outside it
     (np.nan, "objective above the iterate"),
 ])
 def test_accepted_only_not_above_the_iterate(problem, reference, shift, expected):

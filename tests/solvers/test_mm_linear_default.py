@@ -198,10 +198,10 @@ def test_newton_direction_solves_the_newton_equations(separable):
     weight = ip.weights(point)
     assert weight == pytest.approx(1.0 / (s / u + xi / point.nu), rel=1e-14)
     system = ip.stepper.system(weight)
-    affine = ip.direction(system, point, weight, 0.0)
+    affine = ip.direction(system, point, 0.0)
     target = rng.uniform(0.01, 0.1, 90)
-    for d, tau, a in ((affine, 0.0, None), (ip.direction(system, point, weight, target, affine), target, affine),
-                      (ip.direction(system, point, weight, target), target, None)):
+    for d, tau, a in ((affine, 0.0, None), (ip.direction(system, point, target, affine), target, affine),
+                      (ip.direction(system, point, target), target, None)):
         r_su, r_xn = s * u - tau, xi * point.nu - tau
         if a is not None:
             r_su, r_xn = r_su + a.s * a.u, r_xn + a.xi * a.nu

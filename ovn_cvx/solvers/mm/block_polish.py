@@ -27,7 +27,7 @@ class ClassPartition(DensePartition):
     def __init__(self, problem: Problem, operator: GramOperator, k: int, coef: np.ndarray, b: np.ndarray,
                  iterate_mu: np.ndarray):
         super().__init__(problem, operator, objective(problem, coef, b), b, iterate_mu)
-        self.k, self.coef, self.iterate = k, coef, b
+        self.k, self.coef = k, coef
         bounds = problem.pairs.class_bounds(problem.n_classes)
         self.block = slice(bounds[k], bounds[k + 1])
 
@@ -53,22 +53,18 @@ class ClassPartition(DensePartition):
     def offer(self, sets: np.ndarray, solution: PartitionSolution, settled: bool) -> str | None:
         """Accept a settled solution whose equations hold (class k's dual mass Σ y_p μ_p = 0, r_p = 0 on its margin
         set) and whose objective is not above the iterate's."""
-        block, mu, r, c = self.block, solution.mu[self.block], solution.r[self.block], self.problem.cost[self.block]
-        mass = float(self.problem.pairs.sign[block] @ mu)
-        margin = sets[block] == IN_S
-        self.certificate = {"box": float(max(0.0, np.max(-mu / c), np.max(mu / c - 1.0))), "mass": abs(mass),
-                            "n_free": int(np.count_nonzero(margin))}
         if not settled:
             return None
+        block, mu, r = self.block, solution.mu[self.block], solution.r[self.block]
+        mass, margin = float(self.problem.pairs.sign[block] @ mu), sets[block] == IN_S
         if not (abs(mass) <= KKT_TOL * max(1.0, float(np.abs(mu).max()), abs(self.b))
                 and np.all(np.abs(r[margin]) <= solution.sign_tol)):
             return "inconsistent system"
-        coef, b = self.coef.copy(), self.iterate.copy()
+        coef, b = self.coef.copy(), self.iterate_b.copy()
         coef[:, self.k], b[self.k] = self.operator.coef(solution.mu)[:, self.k], self.b
-        value = objective(self.problem, coef, b)
-        if not value <= self.reference + 1e-12 * max(1.0, abs(self.reference)):  # also NaN
+        if not objective(self.problem, coef, b) <= self.reference + 1e-12 * max(1.0, abs(self.reference)):  # also NaN
             return "objective above the iterate"
-        self.found = coef[:, self.k], self.b, value
+        self.found = coef[:, self.k], self.b
         return "certified"
 
 
@@ -83,5 +79,4 @@ def polish_class(problem: Problem, operator: GramOperator, k: int, block_sets: n
     _, reason = active_set_finish(engine, sets, max_rounds=max_rounds)
     if reason != "certified":
         return None
-    column, bias, _ = engine.found
-    return column, bias, engine.mu[engine.block]
+    return *engine.found, engine.mu[engine.block]

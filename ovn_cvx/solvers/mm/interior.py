@@ -45,7 +45,8 @@ SETTLED = 1.0
 SUFFICIENT_DECREASE = 0.01
 #: the last moving block of a separable problem is polished alone (InteriorPoint.cross_blocks) once its
 #: complementarity is within this fraction of its share of max(1, |F|), at most BLOCK_ROUNDS active-set rounds a
-#: partition (docs/theory.md §9.8: 1e-2 and 1e-1, or 10 rounds, took the same iterations)
+#: partition (measured on the estimator's default problem, N = 2 000 and 10 000: 1e-2 and 1e-1, or 10 rounds, took
+#: the same iterations)
 BLOCK_CROSSOVER = 1e-3
 BLOCK_ROUNDS = 3
 
@@ -174,12 +175,12 @@ class InteriorPoint:
         self.sizes = sizes if separable else np.array([self.c.size])
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
         self.operator = operator if separable else None
-        # the blocks whose crossover certified (they no longer move), their exact (coefficients, bias, μ), and the
-        # (block, partition) pairs tried
-        self.fixed, self.exact, self.tried = np.zeros(self.sizes.size, dtype=bool), {}, set()
+        # the fixed blocks (settled, or certified by their crossover: they no longer move), their (coefficients, bias,
+        # μ), and the (block, partition) pairs the crossover tried
+        self.fixed, self.held, self.tried = np.zeros(self.sizes.size, dtype=bool), {}, set()
         self.point, self.previous, self.best, self.history = None, None, None, []
         self.iterations, self.idle, self.stalled, self.pending, self.length = 0, 0, False, False, 1.0
-        self._terms = None
+        self._terms, self._chi = None, None
 
     def start(self) -> PrimalDualPoint:
         """θ = 0, ξ = 2, s = 1, u = START_DUAL·c, ν = c − u: the slack equations hold exactly (docs/theory.md §9.8)."""
@@ -197,10 +198,10 @@ class InteriorPoint:
         """D_p = d1 d2/(d1 + d2) with d1 = u/s, d2 = ν/ξ."""
         return self.terms(point).weight
 
-    def direction(self, system, point: PrimalDualPoint, weight: np.ndarray, target, affine: Direction | None = None
-                  ) -> Direction:
+    def direction(self, system, point: PrimalDualPoint, target, affine: Direction | None = None) -> Direction:
         """The Newton direction towards s∘u = ξ∘ν = ``target`` (0: the affine predictor), with Mehrotra's
-        second-order correction when the ``affine`` direction is given; ``weight``: the :meth:`weights` of ``point``.
+        second-order correction when the ``affine`` direction is given; ``system``: the stepper's system of ``point``'s
+        :meth:`weights`.
 
         With the residuals r_ξ = c − u − ν, r_s = ξ − r − s, r_su = s∘u − target (+ Δs_aff∘Δu_aff) and r_xn likewise,
         A = r_su/u, B = r_xn/ξ and t = r_ξ + B, the fit's targets are 1 − r + (u + v)/D with v/D = h = t ξ/ν − r_s − A,
@@ -217,7 +218,7 @@ class InteriorPoint:
         theta = system.fit(q.base + h)
         du = h - p.theta.r
         du += theta.r  # h − JΔθ, JΔθ = r_old − r_new
-        du *= weight
+        du *= q.weight
         dxi = du - t
         dxi *= q.xn
         ds = q.su * du
@@ -229,6 +230,13 @@ class InteriorPoint:
     def per_pair(self, values: np.ndarray):
         """A per-block quantity as a per-pair vector (a scalar for one block)."""
         return values[0] if self.sizes.size == 1 else np.repeat(values, self.sizes)
+
+    def complementarity(self, point: PrimalDualPoint) -> np.ndarray:
+        """:meth:`block_barrier` of an iterate, kept: the iteration, the blocks' crossover and :meth:`estimate` read
+        it for the same point."""
+        if self._chi is None or self._chi[0] is not point:
+            self._chi = (point, self.block_barrier(point))
+        return self._chi[1]
 
     def block_barrier(self, point: PrimalDualPoint) -> np.ndarray:
         """Each block's complementarity measure χ_k = (s·u + ξ·ν)/(2 n_k)."""
@@ -318,13 +326,13 @@ class InteriorPoint:
         return (2 * self.sizes * chi <= share) | self.fixed
 
     def solution(self, point: PrimalDualPoint) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The iterate's (coef, b) and multipliers u, the blocks whose crossover certified replaced by their exact
-        solution."""
+        """The iterate's (coef, b) and multipliers u, the fixed blocks' replaced by what they were fixed at (a settled
+        block's iterate with repaired multipliers, or the exact solution of a block whose crossover certified)."""
         coef, b = project_hard_constraints(self.problem, *self.stepper.solution(point.theta))
-        if not self.exact:
+        if not self.held:
             return coef, b, point.u
         coef, b, u = coef.copy(), b.copy(), point.u.copy()
-        for k, (column, bias, mu) in self.exact.items():
+        for k, (column, bias, mu) in self.held.items():
             coef[:, k], b[k], u[self.starts[k]:self.starts[k] + self.sizes[k]] = column, bias, mu
         return coef, b, u
 
@@ -339,7 +347,7 @@ class InteriorPoint:
             return
         coef, b, _ = self.solution(self.point)
         for k in new:
-            self.fixed[k], self.exact[k] = True, (coef[:, k].copy(), b[k], self.repaired(k))
+            self.fixed[k], self.held[k] = True, (coef[:, k].copy(), b[k], self.repaired(k))
 
     def repaired(self, k: int) -> np.ndarray:
         """Block k's multipliers u moved least, in the metric of the weights u(c − u)/c (a pair at a bound stays
@@ -363,7 +371,7 @@ class InteriorPoint:
         (:func:`~.block_polish.polish_class`); when it certifies, the block is fixed at its exact solution and the run
         can end. Only the last block: fixing an earlier one saves only its share of the iterations left, measured
         less than its polishes cost."""
-        chi = self.block_barrier(self.point)
+        chi = self.complementarity(self.point)
         moving = np.flatnonzero(~self.settled(chi, value))
         if moving.size != 1:
             return
@@ -381,15 +389,15 @@ class InteriorPoint:
         coef, b, _ = self.solution(self.point)
         found = polish_class(self.problem, self.operator, k, sets, coef, b, self.point.u, BLOCK_ROUNDS)
         if found is not None:
-            self.fixed[k], self.exact[k] = True, found
+            self.fixed[k], self.held[k] = True, found
 
     def estimate(self, point: PrimalDualPoint, value: float) -> float:
         """The complementarity s·u + ξ·ν (the duality gap of a primal-feasible iterate, not a proof) relative to
-        max(1, |F|), over the blocks not fixed by their crossover (those are exact; their frozen slacks and
+        max(1, |F|), over the blocks not fixed (settled, or certified by their crossover: their frozen slacks and
         multipliers measure nothing)."""
         if not self.fixed.any():
             return 2 * point.s.size * point.barrier / max(1.0, abs(value))
-        return 2 * float(self.sizes[~self.fixed] @ self.block_barrier(point)[~self.fixed]) / max(1.0, abs(value))
+        return 2 * float(self.sizes[~self.fixed] @ self.complementarity(point)[~self.fixed]) / max(1.0, abs(value))
 
     def near(self, point: PrimalDualPoint, value: float) -> bool:
         """Whether the iterate is worth the exact evaluation (an O(N·d) pass and the dual value): once the
@@ -418,19 +426,19 @@ class InteriorPoint:
         while not converged and self.iterations < max_iter and not self.stalled:
             self.iterations += 1
             point, weight = self.point, self.weights(self.point)
-            chi = self.block_barrier(point)
+            chi = self.complementarity(point)
             settled = self.settled(chi, self.history[-1])
             if self.operator is not None:
                 self.fix_settled(settled)
             system = self.stepper.system(weight, still=settled) if settled.any() else self.stepper.system(weight)
-            affine = self.direction(system, point, weight, 0.0)
+            affine = self.direction(system, point, 0.0)
             sigma = self.centring(point, affine, chi)
-            step = self.direction(system, point, weight, self.per_pair(sigma * chi), affine)
+            step = self.direction(system, point, self.per_pair(sigma * chi), affine)
             # a settled block does not move (its direction, on an identity system, means nothing): a zero step, which
             # lowers nothing and so passes the decrease test
             length = self.longest(point, step, settled)
             if not np.all(self.decreases(point, step, length, chi)):
-                step = self.direction(system, point, weight, self.per_pair(SAFE_CENTRING * chi))
+                step = self.direction(system, point, self.per_pair(SAFE_CENTRING * chi))
                 length = self.armijo(point, step, chi, settled)
             self.previous = point if self.previous is None or not settled.any() else self.keep(settled, point)
             self.point, self.length = self.advance(point, step, length), float(length.max())
