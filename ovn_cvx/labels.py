@@ -101,12 +101,14 @@ def argmax_labels(F) -> np.ndarray:
 def rule_thresholds(F, *, top=None, gap=None) -> np.ndarray:
     """The per-row thresholds (n×1) of the top-m rule, each row's m-th largest value (``top`` = m, or an array of m:
     one n×1 column each) but at least its smallest known one (a label without a value, ``NEVER``, is never among the
-    top m: a row with fewer known labels, or F fewer labels, gets them all), or of the score-gap rule, the row's
+    top m: a row with fewer known labels, or F fewer labels, gets them all; a row with none gets no label before the
+    fallback), or of the score-gap rule, the row's
     largest value less ``gap`` (broadcast: a gap with leading axes gives one n×1 column per gap) (docs/theory.md
     §5)."""
     if top is not None:
         known = F > NEVER
-        lowest = np.where(known, F, np.inf).min(axis=1, keepdims=True)
+        # a row without a known value: the threshold no value reaches (the finite "never", as the rule search's)
+        lowest = np.where(known, F, np.finfo(np.float64).max).min(axis=1, keepdims=True)
         ranks = np.minimum(np.asarray(top), F.shape[1])  # more labels than F has: all of them
         return np.moveaxis(np.sort(np.where(known, F, lowest), axis=1)[:, -ranks], 0, -1)[..., None]
     return F.max(axis=1, keepdims=True) - gap

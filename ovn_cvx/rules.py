@@ -212,21 +212,25 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     truth = np.asarray(Y) == 1
     if truth.shape != F.shape:  # the compiled loops do not check their indices
         raise ValueError(f"Y must have the shape of F {F.shape}, got {truth.shape}")
-    if held_out_needed and folds is not None and np.shape(folds) != (F.shape[0],):
-        raise ValueError(f"folds must give the internal fold of each of the {F.shape[0]} rows, got shape "
-                         f"{np.shape(folds)}")
+    if not held_out_needed:
+        folds = None
+    elif folds is not None:
+        folds = np.asarray(folds)
+        if folds.shape != (F.shape[0],):
+            raise ValueError(f"folds must give the internal fold of each of the {F.shape[0]} rows, got shape "
+                             f"{folds.shape}")
     if sample_weight is not None:  # a row of weight 0 counts nowhere: not among the candidates, nor as a fold
         sample_weight = check_sample_weight(sample_weight, F.shape[0])
         weighted = sample_weight > 0
         F, truth, sample_weight = F[weighted], truth[weighted], sample_weight[weighted]
-        folds = None if folds is None else np.asarray(folds)[weighted]
+        folds = None if folds is None else folds[weighted]
     if held_out_needed and (folds is None or np.unique(folds).size < 2):
         what = f"rule_selection={selection!r}" if selection != "best" else "guard=True"
         raise ValueError(f"{what} needs folds: the internal fold of every row, at least 2 folds with rows of positive "
                          "sample_weight")
     search = _Search(score_of, scoring, paper, _check_labels(labels, F.shape[1]))
     best = search.family_bests(F, truth, sample_weight)
-    held_out = search.held_out_predictions(F, truth, sample_weight, np.asarray(folds)) if held_out_needed else None
+    held_out = search.held_out_predictions(F, truth, sample_weight, folds) if held_out_needed else None
     if selection == "cv":
         scores = {family: score_of(truth, P, sample_weight) for family, P in held_out.items()}
         family = max(scores, key=scores.get)  # first maximum: families in the order of FAMILIES
@@ -234,12 +238,12 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
         scores = {family: value for family, (value, _) in best.items()}
         family = max(scores, key=scores.get)
         if selection == "one_se":
-            family = _one_standard_error(best, family, score_of, F, truth, np.asarray(folds), sample_weight)
+            family = _one_standard_error(best, family, score_of, F, truth, folds, sample_weight)
     if not held_out_needed:
         return LearnedRule(best[family][1], scores)
     differences = _fold_differences(score_of, truth, _learner_predictions(score_of, truth, held_out, folds,
                                                                           sample_weight),
-                                    paper.predict(F), np.asarray(folds), sample_weight)
+                                    paper.predict(F), folds, sample_weight)
     gain, error = differences.mean(), differences.std(ddof=1) / np.sqrt(differences.size)
     kept_paper = guard and not outweighs_noise(differences)
     return LearnedRule(paper if kept_paper else best[family][1], scores, float(gain), float(error), kept_paper)
@@ -262,7 +266,6 @@ def _learner_predictions(score_of, truth, held_out, folds, sample_weight) -> np.
     """The learner's own held-out predictions: each group of ``folds`` predicted by the family that scores highest
     on the held-out predictions of the other groups, with that family's rule learned without the group. Scoring the
     family chosen on all groups on those same groups would favour it by the choice (the winner's curse)."""
-    folds = np.asarray(folds)
     P = np.zeros(truth.shape, dtype=bool)
     for fold in np.unique(folds):
         test = folds == fold
@@ -544,11 +547,11 @@ def fit_calibrators(F, member, sample_weight=None, method: str = "sigmoid") -> l
     columns in one :func:`platt_sigmoids` fit) or scikit-learn's ``IsotonicRegression``."""
     if method not in CALIBRATIONS:
         raise ValueError(f"method must be one of {CALIBRATIONS}; got {method!r}")
-    F, member = np.asarray(F, dtype=np.float64), np.asarray(member, dtype=bool)
+    F, member = _decision_values(F), np.asarray(member, dtype=bool)
     if method == "sigmoid":
         return [PlattSigmoid(float(a), float(b)) for a, b in zip(*platt_sigmoids(F, member, sample_weight))]
     calibrators = []
-    for k, (values, truth) in enumerate(zip(_decision_values(F).T, member.T)):
+    for k, (values, truth) in enumerate(zip(F.T, member.T)):
         known = values > NEVER
         if not known.any():
             raise ValueError(f"F: column {k} has no known value (all NEVER: left out of the fits), no isotonic "

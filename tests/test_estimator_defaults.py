@@ -272,6 +272,8 @@ def test_a_row_without_a_label_is_named(class_data, container):
     None against a string; pandas makes None NaN, which scikit-learn's check names); a label "None" (a string) is a
     label like any other."""
     X = class_data[0][:6]
+    with pytest.raises(ValueError, match="y.*NaN"):
+        OvNClassifier().fit(X, pd.Series(["a", "b", None, "a", "b", "a"]))
     with pytest.raises(ValueError, match=r"y has no label \(None\) in 1 row\(s\), the first at index 2"):
         OvNClassifier().fit(X, container(["a", "b", None, "a", "b", "a"]))
     assert OvNClassifier().fit(X, container(["a", "b", "None", "a", "b", "a"])).classes_.tolist() == ["None", "a", "b"]

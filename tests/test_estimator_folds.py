@@ -81,17 +81,20 @@ def test_a_fold_whose_training_part_has_one_label_names_rule_cv():
 
 
 @pytest.mark.parametrize("params", [dict(), dict(decision_rule="paper", probability=True)])
-@pytest.mark.parametrize("splitter", [ShuffleSplit(3, test_size=0.2, random_state=0),
-                                      _Splits((np.arange(12, 36), np.arange(12))),
-                                      _Splits((np.arange(36)[:0], np.arange(36)), (np.arange(36), np.arange(36)[:0]))])
-def test_a_splitter_that_is_not_a_partition_names_rule_cv(splitter, params):
+@pytest.mark.parametrize("splitter, counts", [
+    (ShuffleSplit(3, test_size=0.2, random_state=0), "3 non-empty test fold(s), 18 row(s) in none, 6 in several"),
+    (_Splits((np.arange(12, 36), np.arange(12))), "1 non-empty test fold(s), 24 row(s) in none, 0 in several"),
+    (_Splits((np.arange(36)[:0], np.arange(36)), (np.arange(36), np.arange(36)[:0])),
+     "1 non-empty test fold(s), 0 row(s) in none, 0 in several")])
+def test_a_splitter_that_is_not_a_partition_names_rule_cv(splitter, counts, params):
     """Test folds that leave rows out or hold a row twice (ShuffleSplit), a single fold, or one fold of every row
     (an empty training part): the out-of-fold values would be missing or overwritten (was: a fit on NEVER values, or
     a NumPy concatenation error)."""
     X, Y = _data()
     with pytest.raises(ValueError, match=r"rule_cv must split the 36 rows into test folds that hold every row "
-                                         r"exactly once, at least 2 non-empty"):
+                                         r"exactly once, at least 2 non-empty") as error:
         OvNClassifier(rule_cv=splitter, **params).fit(X, Y)
+    assert str(error.value).endswith(counts)
 
 
 def test_an_empty_test_fold_is_skipped():

@@ -1,6 +1,8 @@
 """The learned rule's search, made fast without changing its answer: every family's candidates scored from their
 row counts (against the full predictions, bit for bit where ties are decided), the candidate quantiles and
 weighted means (against numpy's). Platt's sigmoids of the expected-score rule: tests/test_platt.py."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -115,6 +117,16 @@ def test_top_m_never_predicts_a_label_without_a_value():
         np.testing.assert_array_equal(DecisionRule(top=m).predict(F), labels)
 
 
+def test_top_m_on_a_row_without_a_known_value():
+    """A row of NEVER only: no label before the fallback, the fallback's argmax after it, and no NumPy warning (its
+    threshold is the finite "never", not inf, whose round-off bound would be inf − inf)."""
+    F = np.array([[NEVER] * 3, [1.0, 2.0, 3.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(DecisionRule(top=1, fallback=False).predict(F), [[0, 0, 0], [0, 0, 1]])
+        np.testing.assert_array_equal(DecisionRule(top=1).predict(F), [[1, 0, 0], [0, 0, 1]])
+
+
 @pytest.mark.parametrize("scoring", ["jaccard", 0.5, "f1_micro", "f1_macro"])
 def test_a_label_without_values_is_not_searched(scoring):
     """A column whose out-of-fold values are all NEVER (left out of every fold's fit) is not searched: every family's
@@ -129,9 +141,12 @@ def test_a_label_without_values_is_not_searched(scoring):
     assert everything.scores == known.scores
     assert (everything.gain, everything.rule.kind) == (known.gain, known.rule.kind)
     np.testing.assert_array_equal(everything.rule.predict(F), known.rule.predict(F))
-    for family, (_, rule) in _Search(scorer(scoring), scoring, DecisionRule(), np.arange(4)).family_bests(
-            F, Y == 1, None).items():
+    bests = _Search(scorer(scoring), scoring, DecisionRule(), np.arange(4)).family_bests(F, Y == 1, None)
+    for family, (_, rule) in bests.items():
         assert not rule.predict(F)[:, 1].any(), family
+    if "expected score" in bests:  # the column left out of the search: its sigmoid never predicts it (B = inf), where
+        # a searched column without values would get A = B = 0, probability ½ for any value it has later
+        assert bests["expected score"][1].calibration[1][1] == np.inf
     assert "top-m" in everything.scores
 
 
