@@ -27,7 +27,9 @@ from .labels import label_indicator
 
 #: the constructor's arguments: the fields ``Problem.replace`` can change
 FIELDS = ("X", "Y", "variant", "kernel", "alpha", "beta", "bias_penalty", "gamma", "degree", "coef0",
-          "sample_weight", "label_weight")
+          "sample_weight", "label_weight", "negative_weight")
+#: the fields the pairs and their weights depend on
+WEIGHT_FIELDS = ("X", "Y", "sample_weight", "label_weight", "negative_weight")
 #: the fields the kernel matrix depends on: while none of them changes, ``replace`` shares it and its factor
 KERNEL_FIELDS = ("X", "kernel", "gamma", "degree", "coef0")
 #: what to do when an exact kernel problem does not fit in memory
@@ -59,7 +61,8 @@ def alpha_interval(n_classes: int) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Pairs:
-    """The hinge terms: pair p is (sample[p], label[p]) with sign[p] = ±1 and weight[p] = s_i v_k.
+    """The hinge terms: pair p is (sample[p], label[p]) with sign[p] = ±1 and weight[p] = s_i v_k (times u_k for a
+    known-negative pair).
 
     Pairs are sorted by class, then by sample, so ``label`` is non-decreasing.
     The cost of a pair is ``beta * weight``.
@@ -96,7 +99,7 @@ def _positive_weights(name, weights, size):
 MAX_MAGNITUDE = 1e100
 
 
-#: the range of every pair cost c_p = β s_i v_k: [1/MAX_MAGNITUDE, MAX_MAGNITUDE]. The solvers' systems weigh the
+#: the range of every pair cost c_p = β s_i v_k (u_k): [1/MAX_MAGNITUDE, MAX_MAGNITUDE]. The solvers' systems weigh the
 #: pairs by c_p and by c_p² (Newton weights c/(2ε), the interior point's ξ/ν); costs beyond it under- or overflow there
 #: (measured: β = 5e-324, a label weight of 1e-300 or 1e300 next to 1, a sample weight of 1e300 ended in a raw
 #: LinAlgError), while every combination of costs inside it gets an answer with its proven bound (an extreme
@@ -105,15 +108,17 @@ COST_RANGE = (1.0 / MAX_MAGNITUDE, MAX_MAGNITUDE)
 
 
 def _check_costs(beta: float, weight: np.ndarray) -> None:
-    """The pair costs c_p = β·weight_p (weight_p = s_i v_k) finite and inside ``COST_RANGE``, or a ValueError naming
-    the arguments they come from."""
+    """The pair costs c_p = β·weight_p (weight_p = s_i v_k, times u_k for a negative pair) finite and inside
+    ``COST_RANGE``, or a ValueError naming the arguments they come from."""
     with np.errstate(over="ignore", under="ignore"):
         low, high = beta * weight.min(), beta * weight.max()
     lo, hi = COST_RANGE
     if not (lo <= low and high <= hi):
-        raise ValueError(f"the pair costs c_p = beta * sample_weight[i] * label_weight[k] range from {low:.3g} to "
+        raise ValueError(f"the pair costs c_p = beta * sample_weight[i] * label_weight[k] (* negative_weight[k]) range "
+                         f"from {low:.3g} to "
                          f"{high:.3g}; they must lie within [{lo:g}, {hi:g}] (the solvers square them in float64): "
-                         "rescale beta, sample_weight or label_weight (an estimator's class_weight multiplies them); "
+                         "rescale beta, sample_weight, label_weight or negative_weight (an estimator's class_weight "
+                         "and negative_balance multiply them); "
                          "a weight many orders of magnitude below the others is better dropped")
 
 
@@ -204,6 +209,10 @@ class Problem:
         Positive per-class weights v_k (e.g. class weights of a multilabel problem); the cost of a pair is
         c_p = β s_{i_p} v_{k_p}. Every cost must lie within ``COST_RANGE`` = [1e-100, 1e100] (a ValueError naming
         beta, sample_weight and label_weight otherwise).
+    negative_weight : array-like of shape (K,), optional
+        Positive factors u_k on the cost of class k's known-negative pairs (Y = −1): their cost is
+        c_p = β s_{i_p} v_{k_p} u_{k_p}, a positive pair's stays β s_{i_p} v_{k_p} (e.g. to balance a class's
+        negatives against its positives; default 1).
 
     Examples
     --------
@@ -219,9 +228,10 @@ class Problem:
 
     def __init__(self, X, Y, variant="SwHb", kernel="linear", *, alpha=0.0, beta=1.0,
                  bias_penalty=1.0, gamma=None, degree=3, coef0=0.0, sample_weight=None,
-                 label_weight=None):
+                 label_weight=None, negative_weight=None):
         self._set(X=X, Y=Y, variant=variant, kernel=kernel, alpha=alpha, beta=beta, bias_penalty=bias_penalty,
-                  gamma=gamma, degree=degree, coef0=coef0, sample_weight=sample_weight, label_weight=label_weight)
+                  gamma=gamma, degree=degree, coef0=coef0, sample_weight=sample_weight, label_weight=label_weight,
+                  negative_weight=negative_weight)
 
     def _set(self, **changes):
         """Validate the changed constructor fields and set them with everything derived from them.
@@ -256,16 +266,19 @@ class Problem:
         self.n_features = X.shape[1]
         if "Y" in changed:
             self.__dict__.pop("classes", None)  # the labels of from_labels name the columns of the old Y
-        if changed & {"X", "Y", "sample_weight", "label_weight"}:
+        if changed & set(WEIGHT_FIELDS):
             self.sample_weight = s = _positive_weights("sample_weight", value("sample_weight"), self.n_samples)
             self.label_weight = v = _positive_weights("label_weight", value("label_weight"), self.n_classes)
+            self.negative_weight = u = _positive_weights("negative_weight", value("negative_weight"), self.n_classes)
             label, sample = np.nonzero(Y.T)  # class-major order
+            sign = Y[sample, label]
             with np.errstate(over="ignore", under="ignore"):  # a product beyond the float range: _check_costs
                 weight = s[sample] * v[label]
-            self.pairs = Pairs(sample=sample, label=label, sign=Y[sample, label], weight=weight)
+                weight[sign < 0] *= u[label[sign < 0]]
+            self.pairs = Pairs(sample=sample, label=label, sign=sign, weight=weight)
         if changed & {"alpha", "beta", "bias_penalty", "variant", "Y"}:
             self._set_hyperparameters(value("alpha"), value("beta"), value("bias_penalty"))
-        if changed & {"X", "Y", "sample_weight", "label_weight", "beta"}:
+        if changed & {*WEIGHT_FIELDS, "beta"}:
             _check_costs(self.beta, self.pairs.weight)
         if changed & set(KERNEL_FIELDS):
             self.__dict__.pop("gram", None)

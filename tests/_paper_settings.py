@@ -4,8 +4,8 @@ explicitly, so that they keep testing what they were written for."""
 from ovn_cvx import OvNClassifier
 
 #: the former defaults that differ from today's
-PAPER = {"negatives": "none", "beta": 1.0, "beta_scale": "none", "bias_penalty": 1.0, "decision_rule": "paper",
-         "rule_scoring": "jaccard"}
+PAPER = {"negatives": "none", "negative_balance": 0.0, "beta": 1.0, "beta_scale": "none", "bias_penalty": 1.0,
+         "decision_rule": "paper", "rule_scoring": "jaccard"}
 
 
 def paper_model(variant="SwHb", *args, **params) -> OvNClassifier:

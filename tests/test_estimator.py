@@ -145,12 +145,31 @@ def test_binary_hwhb_equals_svc():
 @pytest.mark.parametrize("negatives, beta_scale", [("rest", "kernel"), ("rest", "none"), ("none", "kernel")])
 def test_binary_hwhb_matching_svc_c_under_each_scale(negatives, beta_scale):
     """The SVC that K = 2 HwHb equals away from the paper's settings: known negatives give each sample both pairs
-    (the same hinge twice, f_1 = −f_2), doubling C; the relative scale divides β by κ₀ (``kernel_scale_``)."""
+    (the same hinge twice, f_1 = −f_2), doubling C; the relative scale divides β by κ₀ (``kernel_scale_``). Without
+    ``negative_balance`` (p = 0) every sample weighs alike."""
     X, y, _, _ = make_linear(80, n_features=3, flip=0.15, random_state=4)
     beta = 0.8
-    est = OvNClassifier("HwHb", beta=beta, negatives=negatives, beta_scale=beta_scale).fit(X, y)
+    est = OvNClassifier("HwHb", beta=beta, negatives=negatives, beta_scale=beta_scale, negative_balance=0.0).fit(X, y)
     C = (beta if negatives == "rest" else beta / 2) / (est.kernel_scale_ if beta_scale == "kernel" else 1.0)
     svc = SVC(kernel="linear", C=C, tol=1e-10).fit(X, y)
+    X_new = np.random.default_rng(0).normal(size=(30, 3))
+    np.testing.assert_allclose(est.decision_function(X_new), svc.decision_function(X_new), atol=1e-5)
+
+
+@pytest.mark.parametrize("balance", [0.5, 1.0])
+def test_binary_balanced_negatives_are_svc_class_weights(balance):
+    """K = 2 HwHb with known negatives and ``negative_balance`` p, derived by hand: a sample of class 1 carries its
+    positive pair (weight a_1) and class 2's negative pair (a_2 ρ_2) with the same hinge (f_2 = −f_1), so it is one
+    SVC sample of weight a_1 + a_2 ρ_2, where ρ_k = (n_k/n_other)^p and a_k = N/(n_k + ρ_k n_other): SVC with C = β/2
+    and those class weights."""
+    X, y, _, _ = make_linear(80, n_features=3, flip=0.15, random_state=4)
+    n1, n2 = np.bincount(y)
+    assert n1 != n2  # unequal classes: the weights differ from 1
+    beta, N = 0.8, n1 + n2
+    rho1, rho2 = (n1 / n2) ** balance, (n2 / n1) ** balance
+    a1, a2 = N / (n1 + rho1 * n2), N / (n2 + rho2 * n1)
+    est = OvNClassifier("HwHb", beta=beta, beta_scale="none", negative_balance=balance).fit(X, y)
+    svc = SVC(kernel="linear", C=beta / 2, class_weight={0: a1 + a2 * rho2, 1: a2 + a1 * rho1}, tol=1e-10).fit(X, y)
     X_new = np.random.default_rng(0).normal(size=(30, 3))
     np.testing.assert_allclose(est.decision_function(X_new), svc.decision_function(X_new), atol=1e-5)
 

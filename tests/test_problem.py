@@ -32,6 +32,32 @@ def test_label_weight_multiplies_the_pair_cost():
     np.testing.assert_array_equal(p.cost, 0.5 * (p.pairs.sample + 1) * np.array([1.0, 2.0, 4.0])[p.pairs.label])
 
 
+def test_negative_weight_multiplies_the_cost_of_the_negative_pairs_only():
+    Yn = 2.0 * Y - 1.0  # every other class a known negative
+    u = np.array([0.5, 2.0, 4.0])
+    p = Problem(X, Yn, beta=0.5, sample_weight=np.arange(1, 10), label_weight=[1.0, 2.0, 3.0], negative_weight=u)
+    expected = 0.5 * (p.pairs.sample + 1) * np.array([1.0, 2.0, 3.0])[p.pairs.label]
+    expected = np.where(p.pairs.sign < 0, expected * u[p.pairs.label], expected)
+    assert (p.pairs.sign > 0).any() and (p.pairs.sign < 0).any()
+    np.testing.assert_array_equal(p.cost, expected)
+
+
+@pytest.mark.parametrize("method", ["mm", "smo"])
+def test_negative_weight_problem_is_solved_as_the_reference(method):
+    """Every solver reads the weighted costs: the fast solvers' certified optimum is the CVXPY reference's."""
+    rng = np.random.default_rng(3)
+    Xr = rng.normal(size=(40, 3))
+    yr = np.argmax(Xr @ rng.normal(size=(3, 3)) + rng.normal(size=(40, 3)), axis=1)
+    Yn = np.where(np.eye(3)[yr] == 1, 1.0, -1.0)
+    p = Problem(Xr, Yn, "SwSb", bias_penalty=0.0, beta=2.0, negative_weight=[0.3, 0.6, 1.5])
+    ref = ovn_cvx.solve(p, method="cvxpy", solver="CLARABEL")
+    fast = ovn_cvx.solve(p, method=method, gap_tol=1e-8)
+    assert fast.success
+    assert fast.objective == pytest.approx(ref.objective, rel=1e-6)
+    unweighted = ovn_cvx.solve(p.replace(negative_weight=None), method="cvxpy", solver="CLARABEL")
+    assert abs(unweighted.objective - ref.objective) > 1e-3 * abs(ref.objective)  # the weights matter here
+
+
 def test_from_labels_one_hot_with_sorted_classes():
     p = Problem.from_labels(X, np.array(["b", "a", "c"] * 3))
     assert list(p.classes) == ["a", "b", "c"]
@@ -57,7 +83,8 @@ def test_replace_shares_data_and_validates():
 Ym = np.where(np.arange(9)[:, None] == 0, 1.0, Y)  # sample 0 in every class: another set of pairs
 CHANGES = [dict(X=X + 1.0), dict(Y=Ym), dict(variant="HwSb", alpha=0.0), dict(kernel="poly"), dict(alpha=0.3),
            dict(beta=2.5), dict(bias_penalty=0.1), dict(gamma=0.7), dict(degree=2), dict(coef0=1.5),
-           dict(sample_weight=np.arange(1.0, 10.0)), dict(label_weight=[1.0, 3.0, 0.5])]
+           dict(sample_weight=np.arange(1.0, 10.0)), dict(label_weight=[1.0, 3.0, 0.5]),
+           dict(Y=2.0 * Y - 1.0, negative_weight=[0.5, 1.0, 3.0])]
 
 
 @pytest.mark.parametrize("changes", CHANGES, ids=lambda c: "+".join(c))
@@ -65,7 +92,8 @@ def test_replace_equals_the_constructor_for_every_field(changes):
     """``replace(**changes)`` is the problem the constructor builds with those changes, and shares the kernel
     matrix and its factor exactly when X and the kernel's parameters are unchanged."""
     fields = dict(X=X, Y=Y, variant="SwSb", kernel="rbf", alpha=0.2, beta=1.5, bias_penalty=0.4, gamma=0.5,
-                  degree=3, coef0=0.0, sample_weight=np.full(9, 2.0), label_weight=[2.0, 1.0, 1.0])
+                  degree=3, coef0=0.0, sample_weight=np.full(9, 2.0), label_weight=[2.0, 1.0, 1.0],
+                  negative_weight=[1.0, 2.0, 1.0])
     assert tuple(fields) == tuple(inspect.signature(Problem).parameters) == FIELDS  # every constructor argument
     p = Problem(**fields)
     p.kernel_factor  # computed before the copy
@@ -73,7 +101,7 @@ def test_replace_equals_the_constructor_for_every_field(changes):
     expected = Problem(**{**fields, **changes})
     for name in ("variant", "kernel", "alpha", "beta", "bias_penalty", "gamma", "degree", "coef0"):
         assert getattr(q, name) == getattr(expected, name), name
-    for name in ("X", "Y", "sample_weight", "label_weight", "cost", "gram"):
+    for name in ("X", "Y", "sample_weight", "label_weight", "negative_weight", "cost", "gram"):
         np.testing.assert_array_equal(getattr(q, name), getattr(expected, name), err_msg=name)
     for name in ("sample", "label", "sign", "weight"):
         np.testing.assert_array_equal(getattr(q.pairs, name), getattr(expected.pairs, name), err_msg=name)
@@ -130,6 +158,9 @@ def test_hard_w_warns_that_alpha_is_ignored():
     (dict(sample_weight=np.r_[np.ones(8), np.nan]), ValueError, "NaN"),
     (dict(label_weight=np.ones(2)), ValueError, r"label_weight must have shape \(3,\)"),
     (dict(label_weight=np.array([1.0, -1.0, 1.0])), ValueError, "label_weight must be > 0"),
+    (dict(negative_weight=np.ones(2)), ValueError, r"negative_weight must have shape \(3,\)"),
+    (dict(negative_weight=np.array([1.0, 0.0, 1.0])), ValueError, "negative_weight must be > 0"),
+    (dict(negative_weight=np.array([1.0, np.nan, 1.0])), ValueError, "NaN"),
 ])
 def test_bad_input_raises(kwargs, error, match):
     args = dict(X=X, Y=Y, variant="SwHb", kernel="linear")

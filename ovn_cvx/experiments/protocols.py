@@ -166,10 +166,11 @@ class ClassifierSpec:
 
 #: every OvNClassifier parameter the reproduction relies on that has a default, named so that a change of the
 #: estimator's defaults cannot change the paper's model: no known negatives, the paper's rule f ≥ 1 with the argmax
-#: fallback, γ = 1, β as given (the grids are already multiples of 1/κ₀), the MM solver's accuracy
-PAPER_MODEL = {"negatives": "none", "decision_rule": "paper", "threshold": 1.0, "fallback": "argmax",
-               "bias_penalty": 1.0, "beta_scale": "none", "alpha": 0.0, "beta": 1.0, "class_weight": None,
-               "kernel_approximation": None, "tol": 1e-6, "max_iter": 10_000}
+#: fallback, every pair weighed alike, γ = 1, β as given (the grids are already multiples of 1/κ₀), the MM solver's
+#: accuracy
+PAPER_MODEL = {"negatives": "none", "negative_balance": 0.0, "decision_rule": "paper", "threshold": 1.0,
+               "fallback": "argmax", "bias_penalty": 1.0, "beta_scale": "none", "alpha": 0.0, "beta": 1.0,
+               "class_weight": None, "kernel_approximation": None, "tol": 1e-6, "max_iter": 10_000}
 
 
 def _ovn_class():
