@@ -8,7 +8,8 @@ Run by hand (not a test; tests/test_bench_defaults.py recomputes a small subset)
 
 Data and splits. Multilabel: emotions and scene (their bundled train/test splits: one split, no seed), and two
 ``make_multilabel_classification`` sets (``mlc-6``: 6 labels, 2 a row on average, unlabeled rows allowed; ``mlc-12``:
-12 labels, 3 a row), generated with each seed and split in halves. Multiclass: glass, iris, wine, digits,
+12 labels, 3 a row), generated with each seed and split in halves. Multiclass: glass, iris, wine, digits and two
+``make_classification`` sets (``mcl-5``, ``mcl-10``: ``GENERATED_CLASSES``, generated with each seed),
 ``StratifiedKFold(5, shuffle=True, random_state=seed)``, the mean over the folds. Seeds: ``--seeds`` (default 0 1 2).
 
 Models. ``OvN ...``: the settings of ``SETTINGS`` (every parameter that matters spelled out, so that a change of
@@ -43,7 +44,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.datasets import load_digits, make_multilabel_classification
+from sklearn.datasets import load_digits, make_classification, make_multilabel_classification
 from sklearn.dummy import DummyClassifier
 from sklearn.metrics import accuracy_score, hamming_loss, jaccard_score
 from sklearn.model_selection import StratifiedKFold, train_test_split
@@ -58,14 +59,21 @@ from ovn_cvx._reports import environment, markdown_table
 from ovn_cvx.datasets import load_emotions, load_glass, load_iris, load_scene, load_wine
 
 MULTILABEL = ("emotions", "scene", "mlc-6", "mlc-12")
-MULTICLASS = ("glass", "iris", "wine", "digits")
+MULTICLASS = ("glass", "iris", "wine", "digits", "mcl-5", "mcl-10")
+#: scikit-learn's ``make_classification`` sets (1 000 rows, generated with each seed): ``mcl-5`` is the solver
+#: benchmarks' generator (20 features, 10 informative, 5 classes of 2 clusters); ``mcl-10``: 10 classes of one cluster
+#: in 8 informative features, classes the rest surrounds
+GENERATED_CLASSES = {"mcl-5": {"n_features": 20, "n_informative": 10, "n_classes": 5, "n_clusters_per_class": 2},
+                     "mcl-10": {"n_features": 10, "n_informative": 8, "n_redundant": 0, "n_classes": 10,
+                                "n_clusters_per_class": 1}}
 KERNELS = ("linear", "rbf")
 
 #: the paper's model, explicitly: no known negatives, the paper's rule, SwHb, absolute β = 1
 PAPER = {"variant": "SwHb", "negatives": "none", "bias_penalty": 1.0, "decision_rule": "paper", "beta": 1.0,
-         "beta_scale": "none", "alpha": 0.0}
-#: known negatives, free biases (SwSb, γ = 0), β relative to κ₀
-REST_FREE = {"variant": "SwSb", "negatives": "rest", "bias_penalty": 0.0, "alpha": 0.0, "beta_scale": "kernel"}
+         "beta_scale": "none", "alpha": 0.0, "negative_balance": 0.0}
+#: known negatives, free biases (SwSb, γ = 0), β relative to κ₀, every pair weighed alike
+REST_FREE = {"variant": "SwSb", "negatives": "rest", "bias_penalty": 0.0, "alpha": 0.0, "beta_scale": "kernel",
+             "negative_balance": 0.0}
 #: known negatives, Σ_k b_k = 0
 REST_HARD = {**REST_FREE, "variant": "SwHb", "bias_penalty": 1.0}
 LEARNED = {"decision_rule": "cv", "rule_scoring": "jaccard", "rule_selection": "cv", "rule_cv": 5}
@@ -89,6 +97,10 @@ SETTINGS = {
     "default b4": {"beta": 4.0},
     "default b16": {"beta": 16.0},
     "default b64": {"beta": 64.0},
+    "default p0": {"negative_balance": 0.0},
+    "default p0.25": {"negative_balance": 0.25},
+    "default p0.75": {"negative_balance": 0.75},
+    "default p1": {"negative_balance": 1.0},
 }
 DEFAULT_SETTINGS = ("default", "paper")
 BASELINES = ("OvR LinearSVC", "OvR SVC", "nothing")
@@ -132,9 +144,12 @@ def splits(data: str, seed: int):
         X, Y = make_multilabel_classification(n_samples=800, random_state=seed, **options)
         X_train, X_test, Y_train, Y_test = train_test_split(X, Y, test_size=0.5, random_state=seed)
         return [(X_train, Y_train, X_test, Y_test)]
-    load = {"glass": load_glass, "iris": load_iris, "wine": load_wine,
-            "digits": lambda return_X_y: load_digits(return_X_y=return_X_y)}[data]
-    X, y = load(return_X_y=True)
+    if data in GENERATED_CLASSES:
+        X, y = make_classification(n_samples=1000, flip_y=0.05, random_state=seed, **GENERATED_CLASSES[data])
+    else:
+        load = {"glass": load_glass, "iris": load_iris, "wine": load_wine,
+                "digits": lambda return_X_y: load_digits(return_X_y=return_X_y)}[data]
+        X, y = load(return_X_y=True)
     folds = StratifiedKFold(5, shuffle=True, random_state=seed).split(X, y)
     return [(X[train], y[train], X[test], y[test]) for train, test in folds]
 
