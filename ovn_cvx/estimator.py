@@ -48,6 +48,12 @@ SUPPORT_TOL = 1e-6
 #: learned multilabel rule preferred 2–4; the argmax of 1-D y gained from weaker regularisation (16 against 4, linear:
 #: glass +0.019, iris +0.011, wine −0.008, digits +0.002 accuracy; RBF within 0.008)
 AUTO_BETA = {"multilabel": 4.0, "classes": 16.0}
+#: ``negative_balance="auto"``: p for an indicator matrix and for 1-D class labels (docs/benchmarks/defaults.md,
+#: linear, 2 seeds, p ∈ {0, 0.25, 0.5, 0.75, 1}): the argmax of class labels needs it (0.5: make_classification with
+#: 5 and 10 classes 0.497 → 0.535 and 0.310 → 0.544, glass +0.019, iris +0.004, wine ±0, digits −0.002); the learned
+#: multilabel rule sets each label's threshold itself, and a balance there raised the Hamming loss (mlc-6 0.191 → 0.214
+#: at 0.5)
+AUTO_NEGATIVE_BALANCE = {"multilabel": 0.0, "classes": 0.5}
 
 FALLBACKS = ("argmax", "none")
 NEGATIVES = ("none", "rest")
@@ -167,17 +173,17 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         ``"none"``: the paper's OvN, a class sees only its own patterns. ``"rest"``: every pattern outside a class
         (multilabel: every row without the label, unlabeled rows included) is a known negative of it
         (Y_ik = −1, docs/theory.md §1), a coupled one-vs-rest that keeps the α coupling.
-    negative_balance : float in [0, 1], default=0.5
+    negative_balance : float in [0, 1] or "auto", default="auto"
         How a label's known negatives weigh against its positives: with P_k and N_k the (sample-weighted) numbers
         of label k's positive and negative pairs, each negative pair's cost is multiplied by (P_k/N_k)^p, p =
         ``negative_balance``, and all of the label's pair costs by the factor that keeps their total (``Problem``'s
         ``negative_weight`` and ``label_weight``). 0: every pair alike (one-vs-rest's weighting); 1: the negatives
-        together weigh as much as the positives. Without the balance a class that the rest surrounds is often
-        fitted as w_k = 0 (no hinge slope at w = 0 can be removed when its negatives far outnumber its positives):
-        on 10-class data from scikit-learn's ``make_classification`` half the classes came out constant and the
-        accuracy fell to 0.10–0.34 against 0.35–0.59 for one-vs-rest ``LinearSVC``; 0.5 brought it to 0.31–0.58
-        and kept the bundled and scikit-learn sets (docs/benchmarks/defaults.md). No effect with
-        ``negatives="none"`` (no negative pairs).
+        together weigh as much as the positives. ``"auto"``: 0.5 for 1-D class labels, 0 for an indicator matrix
+        (``AUTO_NEGATIVE_BALANCE``, measured). Without the balance a class that the rest surrounds is often fitted
+        as w_k = 0 — a constant score, which the argmax cannot rank by the pattern: on 10 classes from
+        scikit-learn's ``make_classification`` the accuracy fell to 0.31 against one-vs-rest ``LinearSVC``'s 0.56;
+        0.5 gives 0.54 and keeps the bundled sets (docs/benchmarks/defaults.md). Label matrices keep 0: the learned
+        rule sets each label's threshold itself. No effect with ``negatives="none"`` (no negative pairs).
     decision_rule : {"auto", "paper", "cv"}, default="auto"
         Multilabel only (1-D ``y`` is always predicted by the argmax). ``"paper"``: ``threshold`` and
         ``fallback``. ``"auto"``: "cv" with ``negatives="rest"``, "paper" with ``negatives="none"``. ``"cv"``: a
@@ -326,7 +332,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     >>> X, y = load_iris(return_X_y=True)
     >>> model = make_pipeline(StandardScaler(), OvNClassifier()).fit(X, y)
     >>> model.predict(X[:3]), round(model.score(X, y), 2)
-    (array([0, 0, 0]), 0.95)
+    (array([0, 0, 0]), 0.96)
     >>> Y = (X[:, :3] > X[:, :3].mean(axis=0)).astype(int)     # multilabel: a 0/1 indicator matrix
     >>> OvNClassifier(negatives="none").fit(X, Y).predict(X[:2])  # the paper's model
     array([[0, 1, 0],
@@ -335,7 +341,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, variant="SwSb", kernel="linear", *, gamma="scale", degree=3, coef0=0.0, alpha=0.0,
                  beta="auto", beta_scale="kernel", bias_penalty="auto", solver="auto", threshold=1.0, fallback="argmax",
-                 negatives="rest", negative_balance=0.5, decision_rule="auto", rule_scoring=0.5, rule_selection="cv",
+                 negatives="rest", negative_balance="auto", decision_rule="auto", rule_scoring=0.5, rule_selection="cv",
                  rule_cv=3, probability=False, calibration="sigmoid", cache_size=200.0, tol=1e-6, max_iter=10_000,
                  warm_start=False, class_weight=None, kernel_approximation=None, n_components=100, n_landmarks=None,
                  landmarks="random", random_state=None, verbose=0, n_jobs=None):
@@ -397,7 +403,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         "threshold": [_RealInterval(None, None, closed="neither")],
         "fallback": [StrOptions(set(FALLBACKS))],
         "negatives": [StrOptions(set(NEGATIVES))],
-        "negative_balance": [_RealInterval(0, 1, closed="both")],
+        "negative_balance": [StrOptions({"auto"}), _RealInterval(0, 1, closed="both")],
         "decision_rule": [StrOptions(set(DECISION_RULES))],
         "rule_scoring": [StrOptions(set(SCORERS)), _RealInterval(0, 1, closed="both")],
         "rule_selection": [StrOptions(set(SELECTIONS))],
@@ -425,6 +431,13 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(self.bias_penalty, str):
             return 0.0 if self.negatives == "rest" else 1.0
         return float(self.bias_penalty)
+
+    @property
+    def _negative_balance(self) -> float:
+        """p: ``negative_balance``, or for "auto" ``AUTO_NEGATIVE_BALANCE`` of the fitted kind of target."""
+        if isinstance(self.negative_balance, str):
+            return AUTO_NEGATIVE_BALANCE["multilabel" if self.multilabel_ else "classes"]
+        return float(self.negative_balance)
 
     @property
     def _beta(self) -> float:
@@ -495,14 +508,14 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         return _TrainingSet(X, Y, s, label_weight, negative_weight, sample_weight[self._train_index])
 
     def _balanced(self, Y, s, label_weight):
-        """(label_weight, negative_weight) of ``negative_balance`` p: label k's negative pairs weigh (P_k/N_k)^p
-        each, and the label's pairs are scaled to keep their total P_k + N_k (P_k, N_k: the weights s of its
-        positive and negative rows)."""
+        """(label_weight, negative_weight) of ``negative_balance`` p: label k's negative pairs weigh (P_k/N_k)^p each,
+        and the label's pairs are scaled to keep their total P_k + N_k (P_k, N_k: the weights s of its positive and
+        negative rows)."""
         positive = s @ (Y == 1)
         negative = s @ (Y == -1)
         has = negative > 0
         ratio = np.ones_like(positive)
-        ratio[has] = (positive[has] / negative[has]) ** float(self.negative_balance)
+        ratio[has] = (positive[has] / negative[has]) ** self._negative_balance
         return label_weight * (positive + negative) / (positive + ratio * negative), ratio
 
     def _check_alpha(self, n_classes):

@@ -64,6 +64,22 @@ def test_negative_balance_keeps_classes_the_rest_surrounds():
     assert cross_val_score(balanced, X, y, cv=5).mean() >= cross_val_score(alike, X, y, cv=5).mean() + 0.2
 
 
+def test_negative_balance_auto_is_half_for_class_labels_and_none_for_a_label_matrix(monkeypatch):
+    """"auto": p = 0.5 for 1-D class labels (class k's negatives weigh √(n_k/(N − n_k)) each), 0 for an indicator
+    matrix (every pair alike)."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(50, 3))
+    y = np.argmax(X @ rng.normal(size=(3, 4)) + rng.normal(size=(50, 4)), axis=1)
+    problems = []
+    monkeypatch.setattr(ovn_cvx.estimator, "Problem", lambda *a, **k: problems.append(Problem(*a, **k)) or problems[-1])
+    OvNClassifier().fit(X, y)
+    n = np.bincount(y)
+    np.testing.assert_allclose(problems[-1].negative_weight, np.sqrt(n / (50 - n)), rtol=1e-12)
+    OvNClassifier(decision_rule="paper").fit(X, np.eye(4, dtype=int)[y])
+    np.testing.assert_array_equal(problems[-1].negative_weight, np.ones(4))
+    np.testing.assert_array_equal(problems[-1].label_weight, np.ones(4))
+
+
 def test_negative_balance_outside_its_interval_is_named():
     X, y = np.random.default_rng(0).normal(size=(20, 2)), np.arange(20) % 2
     for bad in (-0.1, 1.5, np.nan):
