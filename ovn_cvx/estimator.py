@@ -654,9 +654,11 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         # decomposition) the fold fits took up to 4× (MM, emotions) and 2× (scene, RBF) longer (measured)
         fold_model = clone(self).set_params(decision_rule="paper", probability=False, warm_start=False, verbose=0,
                                             n_jobs=None)
+        n_rows = X.shape[0]
         with naming("rule_cv"):
-            splits = [(train, test) for train, test in folds.split(X, y) if len(test)]  # an empty fold predicts nothing
-        fold_of = _fold_of(splits, X.shape[0])
+            splits = [(_split_rows(train, n_rows), _split_rows(test, n_rows)) for train, test in folds.split(X, y)]
+        splits = [(train, test) for train, test in splits if test.size]  # an empty fold predicts nothing
+        fold_of = _fold_of(splits, n_rows)
         fits = parallel_map(_FoldFit(fold_model, X, y, sample_weight), list(enumerate(splits)),
                             n_jobs=self.n_jobs or 1)
         F = np.full((X.shape[0], self.classes_.size), NEVER)
@@ -945,8 +947,21 @@ class _FoldFit:
             _solve_summary(model.result_, model.tol)
 
 
+def _split_rows(part, n_rows: int) -> np.ndarray:
+    """A part of a ``rule_cv`` split as row indices. scikit-learn's splitters yield indices; a custom one may yield a
+    boolean mask, which scikit-learn's indexing (``_safe_indexing``) also takes: its rows, once, so that an empty part
+    is empty by its size; a ValueError naming ``rule_cv`` when a mask is not one entry per row."""
+    part = np.asarray(part)
+    if part.dtype != bool:
+        return part
+    if part.shape != (n_rows,):
+        raise ValueError(f"rule_cv's splitter yielded a boolean mask of shape {part.shape}; a mask must have one entry "
+                         f"per row ({n_rows},)")
+    return np.flatnonzero(part)
+
+
 def _fold_of(splits, n_rows: int) -> np.ndarray:
-    """The internal fold of every row, the test part ``splits`` (non-empty, as (train, test) index pairs) put it in;
+    """The internal fold of every row, the test part ``splits`` (non-empty, as (train, test) index arrays) put it in;
     a ValueError naming ``rule_cv`` unless the test parts hold every row exactly once, in at least 2 folds (the
     out-of-fold decision values need a value of every row, and one only)."""
     fold_of = np.full(n_rows, -1)

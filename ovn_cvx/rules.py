@@ -41,13 +41,13 @@ def _contiguous(array, dtype) -> np.ndarray:
 
 
 def _weights(sample_weight, n) -> np.ndarray:
-    """The row weights the compiled scores take: ones without ``sample_weight``; a ValueError naming it when its length
-    is not the number of rows (the compiled loops do not check their indices)."""
+    """The row weights a scorer's compiled loop takes: ones without ``sample_weight``; :func:`check_sample_weight`'s
+    ValueError naming it when its shape is not one entry per row (the compiled loops do not check their indices)."""
     if sample_weight is None:
         return np.ones(n)
     w = _contiguous(sample_weight, np.float64)
     if w.shape != (n,):
-        raise ValueError(f"sample_weight must have one entry per row ({n}), got shape {w.shape}")
+        check_sample_weight(w, n)  # raises: the package's one message for weights of the wrong shape
     return w
 
 
@@ -405,7 +405,9 @@ class _Rows:
 
     def __init__(self, F, truth, sample_weight):
         self.F, self.truth = _contiguous(F, np.float64), _contiguous(truth, bool)
-        self.sample_weight, self.w = sample_weight, _weights(sample_weight, F.shape[0])
+        # learn_rule's checked weights (a fresh float64 array of one entry per row, or None)
+        self.sample_weight = sample_weight
+        self.w = np.ones(F.shape[0]) if sample_weight is None else sample_weight
         self.top = argmax_index(F)
 
 

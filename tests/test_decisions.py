@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 
 import ovn_cvx
 from ovn_cvx import Problem, alpha_interval
-from ovn_cvx.problem import Pairs
-from ovn_cvx.duality import GapBound, _class_sums, _support, dual_value, feasible_dual, gap_bound
+from ovn_cvx.duality import GapBound, _support, dual_value, feasible_dual, gap_bound
 from ovn_cvx.kkt import CONSTRAINT_TOL, KKT_TOL, KKTCertificate, box_violation, kkt_certificate
 from ovn_cvx.qp import solve_qp
 from ovn_cvx.solvers.mm.forms import better as _better
@@ -199,17 +198,6 @@ def test_feasible_dual_lies_in_the_box_with_equal_masses(case):
     if problem.hard_b or problem.bias_penalty > 0:
         expected = np.clip(clipped.min(), lowest.max(), highest.min())
         assert mass.mean() == pytest.approx(expected, abs=1e-12 * c.sum())
-
-
-@pytest.mark.parametrize("counts", [(3, 0, 2), (0, 4, 1), (2, 3, 0, 0), (0, 0, 0), (5,)])
-def test_class_sums_are_the_sums_by_label_with_empty_classes(counts):
-    """Sums of each class's run of pairs, against np.bincount by label: classes without pairs (first, inside, last,
-    all) sum to 0."""
-    label = np.repeat(np.arange(len(counts)), counts)
-    pairs = Pairs(np.arange(label.size), label, np.ones(label.size), np.ones(label.size))
-    values = np.random.default_rng(len(label)).normal(size=label.size)
-    got = _class_sums(SimpleNamespace(pairs=pairs, n_classes=len(counts)), values)
-    np.testing.assert_allclose(got, np.bincount(label, weights=values, minlength=len(counts)), rtol=1e-15, atol=0)
 
 
 @pytest.mark.parametrize("size", [0, 1, 7, 60])

@@ -110,6 +110,41 @@ def test_an_empty_test_fold_is_skipped():
     np.testing.assert_array_equal(with_empty.predict_proba(X), plain.predict_proba(X))
 
 
+def _masks(splits, n_rows):
+    """The splits as boolean masks of the rows, as a custom splitter may yield them."""
+    def mask(rows):
+        out = np.zeros(n_rows, dtype=bool)
+        out[rows] = True
+        return out
+    return [(mask(train), mask(test)) for train, test in splits]
+
+
+@pytest.mark.parametrize("params", [dict(), dict(decision_rule="paper", probability=True)])
+def test_a_splitter_of_boolean_masks_is_the_splitter_of_their_rows(params):
+    """Boolean masks (which scikit-learn's indexing takes) give the fit of the index splitter of the same rows; an
+    empty test mask is skipped as an empty index array is (was: kept as a fold, len(mask) being the number of rows);
+    a mask of another length names rule_cv."""
+    X, Y = _data()
+    folds = np.repeat([0, 1, 2], 12)
+    splits = list(PredefinedSplit(folds).split(X))
+    plain = _fitted(X, Y, rule_cv=PredefinedSplit(folds), **params)
+    empty = (np.arange(36), np.arange(36)[:0])
+    for masked in (_Splits(*_masks(splits, 36)), _Splits(*_masks(splits[:2] + [empty] + splits[2:], 36))):
+        fitted = _fitted(X, Y, rule_cv=masked, **params)
+        np.testing.assert_array_equal(fitted.predict(X), plain.predict(X))
+        if params:
+            np.testing.assert_array_equal(fitted.predict_proba(X), plain.predict_proba(X))
+        else:
+            assert fitted.rule_ == plain.rule_
+            assert (fitted.rule_gain_, fitted.rule_scores_) == (plain.rule_gain_, plain.rule_scores_)
+    # a single real fold beside an empty one is one fold, refused as a single index fold is
+    with pytest.raises(ValueError, match="1 non-empty test fold"):
+        _fitted(X, Y, rule_cv=_Splits(*_masks([(np.arange(36)[:0], np.arange(36)), empty], 36)), **params)
+    short = [(train[:-1], test[:-1]) for train, test in _masks(splits, 36)]
+    with pytest.raises(ValueError, match=r"rule_cv's splitter yielded a boolean mask of shape \(35,\)"):
+        _fitted(X, Y, rule_cv=_Splits(*short), **params)
+
+
 @pytest.mark.parametrize("y_kind", ["multilabel", "classes"])
 def test_more_folds_than_rows_names_rule_cv(y_kind):
     X, Y = _data(12)

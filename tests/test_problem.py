@@ -8,7 +8,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 import ovn_cvx
 from ovn_cvx import Problem, alpha_interval
-from ovn_cvx.problem import COST_RANGE, FIELDS
+from ovn_cvx.problem import COST_RANGE, FIELDS, Pairs, class_sums
 
 X = np.random.default_rng(0).normal(size=(9, 2))
 Y = np.eye(3)[np.arange(9) % 3]
@@ -25,6 +25,25 @@ def test_pairs_are_the_nonzero_entries_in_class_major_order():
     assert np.all(np.diff(p.pairs.label) >= 0)
     np.testing.assert_array_equal(p.pairs.sign, Ym[p.pairs.sample, p.pairs.label])
     np.testing.assert_array_equal(p.cost, 2.0 * (p.pairs.sample + 1))
+
+
+@pytest.mark.parametrize("counts", [(3, 1, 2), (0, 4, 1), (3, 0, 2), (2, 3, 0), (2, 0, 0, 3), (0, 0, 0), (5,)])
+@pytest.mark.parametrize("width", [None, 3])
+def test_class_sums_are_the_sums_over_each_class_with_empty_classes(counts, width):
+    """Sums of each class's run of per-pair values (or rows), against a plain loop over the classes: classes
+    without pairs (first, inside, last, several, all) sum to 0."""
+    label = np.repeat(np.arange(len(counts)), counts)
+    pairs = Pairs(np.arange(label.size), label, np.ones(label.size), np.ones(label.size))
+    shape = (label.size,) if width is None else (label.size, width)
+    values = np.random.default_rng(label.size).normal(size=shape)
+    expected = np.zeros((len(counts),) + shape[1:])
+    for k in range(len(counts)):
+        for p in np.flatnonzero(label == k):
+            expected[k] += values[p]
+    got = class_sums(values, pairs.class_bounds(len(counts)))
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0)
+    assert np.all(got[np.array(counts) == 0] == 0.0)
 
 
 def test_label_weight_multiplies_the_pair_cost():

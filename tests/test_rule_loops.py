@@ -165,12 +165,18 @@ def test_row_weights_and_truth_of_another_size_are_refused_by_name():
     score = scorer(0.5)
     assert score(T, P, np.ones(50)) == score(T, P, None)
     for size in (45, 51):
-        with pytest.raises(ValueError, match="sample_weight must have one entry per row"):
+        with pytest.raises(ValueError, match=r"sample_weight must have shape \(50,\)"):
             score(T, P, np.ones(size))
     with pytest.raises(ValueError, match="must be the truth's"):
         score(T[:49], P, None)
     with pytest.raises(ValueError, match="Y must have the shape of F"):
         learn_rule(rng.normal(size=(50, 3)), T[:, :2].astype(int))
+    # learn_rule checks its weights once, at its entry, with the same message
+    for weights, match in ((np.ones(45), r"sample_weight must have shape \(50,\)"),
+                           (np.r_[-1.0, np.ones(49)], "sample_weight must be non-negative"),
+                           (np.r_[np.nan, np.ones(49)], "sample_weight"), (np.zeros(50), "at least one nonzero")):
+        with pytest.raises(ValueError, match=match):
+            learn_rule(rng.normal(size=(50, 3)), T.astype(int), sample_weight=weights)
 
 
 def test_expected_best_sizes_at_many_labels_against_the_direct_expectation():

@@ -178,3 +178,34 @@ def test_sparse_features():
     assert run.converged and run.bound.relative <= 1e-6
     reference = ovn_cvx.solve(problem, method="cvxpy", **TIGHT_CLARABEL)
     assert run.bound.primal == pytest.approx(reference.objective, rel=1e-8)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse", "rbf"])
+@pytest.mark.parametrize("k", [0, 2])
+def test_class_columns_are_the_full_products_columns(problem, kind, k):
+    """Class k's coefficient and decision columns, formed from its own pairs, against column k of the operator's
+    full products (every class formed); the full products' other columns are 0 (μ lives on class k's pairs), so the
+    column holds all the product says."""
+    if kind == "sparse":
+        problem = problem.replace(X=sp.csr_matrix(np.where(np.abs(problem.X) < 0.7, 0.0, problem.X)))
+    elif kind == "rbf":
+        problem = problem.replace(kernel="rbf")
+    operator, bounds = GramOperator(problem), problem.pairs.class_bounds(problem.n_classes)
+    engine = ClassPartition(problem, operator, k, np.zeros(problem.coef_shape), np.zeros(problem.n_classes), None)
+    mu = np.zeros(len(problem.pairs))
+    block = slice(bounds[k], bounds[k + 1])
+    mu[block] = np.random.default_rng(k).uniform(size=bounds[k + 1] - bounds[k]) * problem.cost[block]
+    mu[block][::3] = 0.0  # a support smaller than the class
+    for column, full in ((engine.coef_column(mu), operator.coef(mu)), (engine.decision_column(mu), operator.apply(mu))):
+        scale = np.abs(full).max()
+        assert scale > 0
+        np.testing.assert_allclose(column, full[:, k], rtol=0, atol=1e-13 * scale)
+        assert np.all(np.delete(full, k, axis=1) == 0.0)
+
+
+def test_class_polish_of_a_coupled_problem_is_refused(problem):
+    """With α ≠ 0 (or γ > 0) the classes' QPs are coupled: a class's own polish is refused rather than wrong."""
+    for coupled in (problem.replace(alpha=0.2), problem.replace(bias_penalty=1.0)):
+        with pytest.raises(ValueError, match="separable"):
+            ClassPartition(coupled, GramOperator(coupled), 0, np.zeros(coupled.coef_shape),
+                           np.zeros(coupled.n_classes), None)

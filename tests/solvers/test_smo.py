@@ -192,7 +192,7 @@ def test_a_newton_step_keeps_the_point_feasible_and_never_lowers_the_dual(varian
     taken = group_steps(state, rows, list(range(problem.n_classes)), 10**8)
     assert duplicated or taken > 0
     assert np.all(state.lower <= state.a) and np.all(state.a <= state.upper)
-    masses = state.masses(problem.n_classes)
+    masses = state.masses
     assert np.ptp(masses) <= 1e-12 * max(1.0, np.abs(state.a).sum())
     if bias_penalty == 0.0:
         assert np.abs(masses).max() <= 1e-12 * max(1.0, np.abs(state.a).sum())
@@ -226,7 +226,7 @@ def test_separate_class_steps_keep_the_point_feasible_and_z_exact(duplicated):
     taken = [group_steps(state, rows, [k], 10**8) for k in range(problem.n_classes)]
     assert (sum(taken) == 0) == duplicated
     assert np.all(state.lower <= state.a) and np.all(state.a <= state.upper)
-    assert np.abs(state.masses(problem.n_classes)).max() <= 1e-12 * max(1.0, np.abs(state.a).sum())
+    assert np.abs(state.masses).max() <= 1e-12 * max(1.0, np.abs(state.a).sum())
     after = dual_value(problem, feasible_dual(problem, np.abs(state.a)))
     assert after >= before - 1e-12 * abs(before) and (duplicated or after > before)
     exact = problem.gram @ state.signed_dual(problem.n_samples)

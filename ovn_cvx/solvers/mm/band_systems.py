@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import norm
 
-from ...problem import Problem
+from ...problem import Problem, class_sums
 from .krylov import conjugate_gradient, minres
 from .pair_rows import band_rows
 
@@ -167,4 +167,4 @@ def bias_damping(problem: Problem, band_label: np.ndarray, eps: float) -> np.nda
     """BIAS_DAMPING · Σ_{p∈k} c_p/(2ε) for each class without band pairs (``band_label``: their classes), else 0."""
     K = problem.n_classes
     empty = np.bincount(band_label, minlength=K) == 0
-    return empty * BIAS_DAMPING * np.bincount(problem.pairs.label, weights=problem.cost, minlength=K) / (2.0 * eps)
+    return empty * BIAS_DAMPING * class_sums(problem.cost, problem.pairs.class_bounds(K)) / (2.0 * eps)

@@ -17,6 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ...problem import class_sums
 from .primal import PrimalStepper, PrimalSystem
 
 #: the batched form is used when the class blocks are at most this size (d + 1): measured per interior-point
@@ -29,7 +30,7 @@ def batchable(problem, features) -> bool:
     """Whether the batched form applies: dense features, small blocks, every class with a pair."""
     if not isinstance(features, np.ndarray) or features.shape[1] + 1 > MAX_BLOCK:
         return False
-    return bool(np.all(np.bincount(problem.pairs.label, minlength=problem.n_classes) > 0))
+    return bool(np.all(np.diff(problem.pairs.class_bounds(problem.n_classes)) > 0))
 
 
 class BatchedPrimalStepper(PrimalStepper):
@@ -49,10 +50,6 @@ class BatchedPrimalStepper(PrimalStepper):
     def every(self) -> np.ndarray:
         """The indices of the D coordinates (the blocks' diagonal)."""
         return np.arange(self.d + 1)
-
-    @cached_property
-    def starts(self) -> np.ndarray:
-        return self.bounds[:-1]
 
     def _state(self, theta, u=None):
         if u is None:
@@ -115,4 +112,4 @@ class BatchedSystem(PrimalSystem):
     def fit(self, target: np.ndarray):
         st = self.stepper
         rhs = self.omega * st.sign * target
-        return st._state(self.solve(np.add.reduceat(st.all_rows * rhs[:, None], st.starts, axis=0)))
+        return st._state(self.solve(class_sums(st.all_rows * rhs[:, None], st.bounds)))

@@ -22,11 +22,17 @@ class ClassPartition(DensePartition):
     loop's shape); the other classes' pairs sit in I with a negative residual, so no round moves them, and only
     class k's block of the partition system is solved. A solution no pair of class k leaves is accepted when its
     equations hold to KKT_TOL and the whole objective, with class k's coefficients and bias replaced, is not above
-    the iterate's (``coef``, ``b``)."""
+    the iterate's (``coef``, ``b``).
+
+    Its solutions' μ vanish off class k's pairs and P⁺ = I (the problem is separable), so class k's column of the
+    coefficients and of the decision values is its own pairs' alone: only that column is formed."""
 
     def __init__(self, problem: Problem, operator: GramOperator, k: int, coef: np.ndarray, b: np.ndarray,
                  iterate_mu: np.ndarray):
         super().__init__(problem, operator, objective(problem, coef, b), b, iterate_mu)
+        if not self.separable:
+            raise ValueError("a class's own polish needs a separable problem (soft w with alpha = 0, soft b with "
+                             "bias_penalty = 0): otherwise the classes' QPs are coupled")
         self.k, self.coef = k, coef
         bounds = problem.pairs.class_bounds(problem.n_classes)
         self.block = slice(bounds[k], bounds[k + 1])
@@ -44,7 +50,7 @@ class ClassPartition(DensePartition):
         if x is None:
             return None
         mu[S], self.b = x[:nS], x[nS]
-        f = self.operator.apply(mu)[:, k] + self.b
+        f = self.decision_column(mu) + self.b
         r = np.full(mu.size, -1.0)  # the other classes: outside this polish
         r[self.block] = 1.0 - pairs.sign[self.block] * f[pairs.sample[self.block]]
         self.mu = mu
@@ -61,11 +67,37 @@ class ClassPartition(DensePartition):
                 and np.all(np.abs(r[margin]) <= solution.sign_tol)):
             return "inconsistent system"
         coef, b = self.coef.copy(), self.iterate_b.copy()
-        coef[:, self.k], b[self.k] = self.operator.coef(solution.mu)[:, self.k], self.b
+        coef[:, self.k], b[self.k] = self.coef_column(solution.mu), self.b
         if not objective(self.problem, coef, b) <= self.reference + 1e-12 * max(1.0, abs(self.reference)):  # also NaN
             return "objective above the iterate"
         self.found = coef[:, self.k], self.b
         return "certified"
+
+
+    def _class_dual(self, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(support, a): the samples of class k's pairs with μ_p ≠ 0 and their entries of column k of A = M P⁺,
+        which is P⁺_kk y∘μ of class k's pairs alone for a μ that vanishes off them and a diagonal P⁺ (each sample has
+        one pair in a class)."""
+        pairs, start = self.problem.pairs, self.block.start
+        nonzero = start + np.flatnonzero(mu[self.block])
+        return pairs.sample[nonzero], self.operator.pinv[self.k, self.k] * pairs.sign[nonzero] * mu[nonzero]
+
+    def coef_column(self, mu: np.ndarray) -> np.ndarray:
+        """Column k of the coefficients of μ (``operator.coef(mu)[:, k]``): w_k = Xᵀa (linear) or a itself."""
+        support, a = self._class_dual(mu)
+        if self.operator.linear:
+            return self.operator.basis[support].T @ a
+        column = np.zeros(self.problem.n_samples)
+        column[support] = a
+        return column
+
+    def decision_column(self, mu: np.ndarray) -> np.ndarray:
+        """Class k's decision values without bias of μ at every sample (``operator.apply(mu)[:, k]``)."""
+        support, a = self._class_dual(mu)
+        basis = self.operator.basis
+        if self.operator.linear:
+            return basis @ (basis[support].T @ a)
+        return basis[:, support] @ a
 
 
 def polish_class(problem: Problem, operator: GramOperator, k: int, block_sets: np.ndarray, coef: np.ndarray,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...duality import GapBound, gap_bound, project_hard_constraints
-from ...problem import Problem
+from ...problem import Problem, class_sums
 from ...result import within_gap_tol
 from .common import State, backtrack, continuation, hinge_slope, next_eps, smoothed_hinge, state_objective
 from .band_systems import EXACT_RTOL, BandHessian, BandPairSystem, tangent
@@ -84,6 +84,7 @@ class NewtonCG:
         self.rows = pair_rows(problem)
         self.row_squares = self.rows.row_squares()
         self.sign, self.cost, self.label = problem.pairs.sign, problem.cost, problem.pairs.label
+        self.bounds = problem.pairs.class_bounds(problem.n_classes)
         M, K = problem.n_features, problem.n_classes
         W = np.zeros((M, K)) if warm_coef is None else np.array(warm_coef, dtype=float)
         b = np.zeros(K) if warm_b is None else np.array(warm_b, dtype=float)
@@ -138,7 +139,7 @@ class NewtonCG:
         """∇ of R + B − Σ_p μ_p y_p f_p at ``point`` (the hinges' slopes fixed at μ), projected as :meth:`gradient`."""
         problem, signed = self.problem, self.sign * mu
         grad_W = self.coupling.apply(point.W) - self.rows.backward(signed)
-        grad_b = -np.bincount(self.label, weights=signed, minlength=problem.n_classes)
+        grad_b = -class_sums(signed, self.bounds)
         if not problem.hard_b:
             grad_b += 2.0 * problem.bias_penalty * point.b.sum()
         return tangent(problem, grad_W, grad_b)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...objective import objective
-from ...problem import Problem
+from ...problem import Problem, class_sums
 from .active_set import (IN_I, IN_S, IN_V, KKT_TOL, MAX_ROUNDS, PartitionSolution, active_set_finish, free_parameters,
                          partition)
 from .common import GramOperator, separable, symmetric_solve
@@ -121,7 +121,7 @@ class DensePartition:
         rhs = np.zeros(nS + K + (1 if problem.hard_b else 0))
         # (Q_{SV} c_V): the margin pairs' decision values without bias from the V pairs alone
         rhs[:nS] = 1.0 - y[S] * self.operator.apply(mu_V, pairs.sample[S])[np.arange(nS), label[S]]
-        rhs[nS:nS + K] = -np.bincount(label, weights=y * mu_V, minlength=K)
+        rhs[nS:nS + K] = -class_sums(y * mu_V, pairs.class_bounds(K))
         return rhs
 
     def solve(self, sets: np.ndarray) -> PartitionSolution | None:
@@ -174,8 +174,8 @@ class DensePartition:
         """Record the KKT certificate; a settled solution is accepted ("certified") when its equations hold to
         KKT_TOL and its objective is not above the reference."""
         problem, mu, r, b = self.problem, solution.mu, solution.r, self.b
-        label, K = problem.pairs.label, problem.n_classes
-        mass = np.bincount(label, weights=problem.pairs.sign * mu, minlength=K)
+        K = problem.n_classes
+        mass = class_sums(problem.pairs.sign * mu, problem.pairs.class_bounds(K))
         b_stat = abs(float(b.sum())) if problem.hard_b else abs(float(mass.mean()) - 2.0 * problem.bias_penalty *
                                                                   float(b.sum()))
         c = problem.cost

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from ..._validation import check_instance, check_number
 from ...duality import GapBound, dual_value, feasible_dual, project_hard_constraints
 from ...objective import objective
-from ...problem import Problem
+from ...problem import Problem, class_sums
 from ...result import SolveResult
 from ..._blas import blas_controller
 from ..verdict import GAP_TOL, report_fields, verdict
@@ -164,7 +164,7 @@ class _Dual:
         """V, u and the class masses exactly from the dual (clearing the updates' drift)."""
         self.V = np.ascontiguousarray(np.asarray(self.problem.X.T @ self.matrix(self.a)))
         self.u = self.V.sum(axis=1, keepdims=True)
-        self.masses = np.add.reduceat(self.a, self.bounds[:-1])
+        self.masses = class_sums(self.a, self.bounds)
 
     @property
     def mass(self) -> float:

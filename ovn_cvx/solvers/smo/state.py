@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...duality import feasible_dual
-from ...problem import Problem
+from ...problem import Problem, class_sums
 from .cache import BlockGram, KernelRows
 
 #: how the common mass m is treated: fixed at 0 (soft b with bias_penalty 0: b is free, its stationarity forces
@@ -85,7 +85,7 @@ class State:
                     counters=np.array([0, 0, 0, 0, -1, 0], dtype=np.int64))
         state.activate_all()
         if dual is not None:
-            state.scalars[3] = float(np.mean(state.masses(K)))
+            state.scalars[3] = float(np.mean(state.masses))
             rows.prefetch(np.unique(state.sample[a != 0.0]))
             state.rebuild(rows)
         return state
@@ -111,8 +111,10 @@ class State:
     def shrunk(self) -> bool:
         return int(self.n_active.sum()) < self.a.size
 
-    def masses(self, n_classes: int) -> np.ndarray:
-        return np.add.reduceat(self.a, self.bounds[:-1]) if self.a.size else np.zeros(n_classes)
+    @property
+    def masses(self) -> np.ndarray:
+        """The class masses Σ_{p∈k} a_p."""
+        return class_sums(self.a, self.bounds)
 
     @property
     def label(self) -> np.ndarray:
