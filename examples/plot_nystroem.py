@@ -4,7 +4,7 @@ Nyström on a larger set
 
 The exact RBF kernel is solved by dual decomposition, whose time grows about as N². With
 ``kernel_approximation="nystroem"`` the estimator solves the linear problem on r features instead, at a cost linear
-in N: the way to fit N in the hundreds of thousands. On 4 000 points, test accuracy and fit time against r, beside
+in N: the way to fit 100 000 rows and more. On 4 000 points, test accuracy and fit time against r, beside
 the exact kernel on the same points.
 """
 import time
