@@ -2,9 +2,10 @@
 Nyström on a larger set
 =======================
 
-The exact RBF kernel costs N² memory and K·N³ operations per interior-point iteration. With
-``kernel_approximation="nystroem"`` the estimator solves the linear problem on r features instead. On 4 000
-points, accuracy and fit time against r, and the exact kernel on a 1 000-point subset for scale.
+The exact RBF kernel is solved by dual decomposition, whose time grows about as N². With
+``kernel_approximation="nystroem"`` the estimator solves the linear problem on r features instead, at a cost linear
+in N: the way to fit 100 000 rows and more. On 4 000 points, test accuracy and fit time against r, beside
+the exact kernel on the same points.
 """
 import time
 
@@ -29,13 +30,18 @@ for r in ranks:
     print(f"r = {r:4d}: accuracy {accuracy[-1]:.3f}, fit {seconds[-1]:.2f} s, certified {model.result_.success}")
 
 start = time.perf_counter()
-exact = OvNClassifier("SwHb", kernel="rbf", beta=1.0).fit(X_train[:1000], y_train[:1000])
+exact = OvNClassifier("SwHb", kernel="rbf", beta=1.0).fit(X_train, y_train)
 elapsed = time.perf_counter() - start
-print(f"exact kernel on 1 000 rows: accuracy {exact.score(X_test, y_test):.3f}, fit {elapsed:.2f} s")
+print(f"exact kernel: accuracy {exact.score(X_test, y_test):.3f}, fit {elapsed:.2f} s, "
+      f"certified {exact.result_.success}")
 
+# %%
+# At 4 000 rows the exact kernel is still cheap: Nyström needs a few hundred components to come close to its
+# accuracy, and its fit time grows with r. It pays off when N is large enough that the exact fit's N² growth is out
+# of reach (the scale benchmark fits 100 000 rows with r = 1 000).
 fig, ax = plt.subplots(figsize=(6, 3.5))
 ax.plot(ranks, accuracy, "o-", label="Nyström, N = 4 000")
-ax.axhline(exact.score(X_test, y_test), color="C1", ls="--", label="exact kernel, N = 1 000")
+ax.axhline(exact.score(X_test, y_test), color="C1", ls="--", label="exact kernel, N = 4 000")
 ax.set_xscale("log")
 ax.set_xlabel("r (Nyström components)")
 ax.set_ylabel("test accuracy")
