@@ -144,7 +144,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         factors of 4 (0.125, 0.5, 2, 8, 32, 128, 512) with the relative scale — the same range on every data set
         and kernel; a winner on an edge of it is rare (docs/benchmarks/defaults.md). For K = 2 and HwHb the model is
         ``SVC(C=beta/2)`` with ``negatives="none"`` and absolute β, ``SVC(C=beta)`` with known negatives (each
-        sample's two pairs); the relative scale divides C by κ₀.
+        sample's two pairs) and ``negative_balance=0``; the relative scale divides C by κ₀.
     beta_scale : {"kernel", "none"}, default="kernel"
         ``"kernel"``: the problem's hinge weight is beta / κ₀, κ₀ = the mean of κ(x_i, x_i) over the training rows
         (weighted by ``sample_weight``; ``kernel_scale_``): 1 for the RBF kernel, the mean ‖x‖² for the linear one
