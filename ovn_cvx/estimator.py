@@ -43,11 +43,13 @@ TRIVIAL_SPREAD = 1e-5
 #: a pair is a support vector when its residual is >= −SUPPORT_TOL (the accuracy of the solvers, docs/theory.md §10)
 SUPPORT_TOL = 1e-6
 
-#: ``beta="auto"``: the hinge weight (relative to κ₀ with ``beta_scale="kernel"``) for an indicator matrix and for
-#: 1-D class labels, each chosen from the measured 0.5–64 for its kind of target (docs/benchmarks/defaults.md): the
-#: learned multilabel rule preferred 2–4; the argmax of 1-D y gained from weaker regularisation (16 against 4, linear:
-#: glass +0.019, iris +0.011, wine −0.008, digits +0.002 accuracy; RBF within 0.008)
-AUTO_BETA = {"multilabel": 4.0, "classes": 16.0}
+#: ``beta="auto"``: the hinge weight (relative to κ₀ with ``beta_scale="kernel"``) for an indicator matrix, for 1-D
+#: class labels with the linear kernel and with any other, each chosen from the measured 0.5–64 for its kind of
+#: target (docs/benchmarks/defaults.md): the learned multilabel rule preferred 2–4; the linear argmax of 1-D y gained
+#: from weaker regularisation (16 against 4: glass +0.019, iris +0.011, wine −0.008, digits +0.002 accuracy), the
+#: kernel one lost (RBF, 16 against 4: make_classification's 5 and 10 classes −0.028 and −0.034, glass +0.011, iris
+#: −0.004, wine ±0)
+AUTO_BETA = {"multilabel": 4.0, "linear classes": 16.0, "kernel classes": 4.0}
 #: ``negative_balance="auto"``: p for an indicator matrix and for 1-D class labels (docs/benchmarks/defaults.md,
 #: linear, 2 seeds, p ∈ {0, 0.25, 0.5, 0.75, 1}): the argmax of class labels needs it (0.5: make_classification with
 #: 5 and 10 classes 0.497 → 0.535 and 0.310 → 0.544, glass +0.019, iris +0.004, wine ±0, digits −0.002); the learned
@@ -139,8 +141,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         ignore it (Σ_k w_k = 0 removes the coupling), without a warning, so that one grid can search variant
         and alpha together.
     beta : float > 0 or "auto", default="auto"
-        Hinge weight, relative to the kernel's size with ``beta_scale="kernel"``. ``"auto"``: 4 for an indicator
-        matrix (multilabel), 16 for 1-D class labels (``AUTO_BETA``, measured). Suggested grid: 2⁻³ … 2⁹ in
+        Hinge weight, relative to the kernel's size with ``beta_scale="kernel"``. ``"auto"``: 4, except 16 for 1-D
+        class labels with the linear kernel (``AUTO_BETA``, measured). Suggested grid: 2⁻³ … 2⁹ in
         factors of 4 (0.125, 0.5, 2, 8, 32, 128, 512) with the relative scale — the same range on every data set
         and kernel; a winner on an edge of it is rare (docs/benchmarks/defaults.md). For K = 2 and HwHb the model is
         ``SVC(C=beta/2)`` with ``negatives="none"`` and absolute β, ``SVC(C=beta)`` with known negatives (each
@@ -441,9 +443,12 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def _beta(self) -> float:
-        """β: ``beta``, or for "auto" ``AUTO_BETA`` of the fitted kind of target."""
+        """β: ``beta``, or for "auto" ``AUTO_BETA`` of the fitted kind of target and kernel."""
         if isinstance(self.beta, str):
-            return AUTO_BETA["multilabel" if self.multilabel_ else "classes"]
+            if self.multilabel_:
+                return AUTO_BETA["multilabel"]
+            linear = isinstance(self.kernel, str) and self.kernel == "linear"
+            return AUTO_BETA["linear classes" if linear else "kernel classes"]
         return float(self.beta)
 
     @property
@@ -504,19 +509,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Y = Y[:, self.fitted_labels_]
         if self.negatives == "rest":
             Y = np.where(Y == 0, -1.0, Y)
-        label_weight, negative_weight = self._balanced(Y, s, label_weight[self.fitted_labels_])
-        return _TrainingSet(X, Y, s, label_weight, negative_weight, sample_weight[self._train_index])
-
-    def _balanced(self, Y, s, label_weight):
-        """(label_weight, negative_weight) of ``negative_balance`` p: label k's negative pairs weigh (P_k/N_k)^p each,
-        and the label's pairs are scaled to keep their total P_k + N_k (P_k, N_k: the weights s of its positive and
-        negative rows)."""
-        positive = s @ (Y == 1)
-        negative = s @ (Y == -1)
-        has = negative > 0
-        ratio = np.ones_like(positive)
-        ratio[has] = (positive[has] / negative[has]) ** self._negative_balance
-        return label_weight * (positive + negative) / (positive + ratio * negative), ratio
+        scale, negative_weight = balance_weights(Y, s, self._negative_balance)
+        return _TrainingSet(X, Y, s, label_weight[self.fitted_labels_] * scale, negative_weight,
+                            sample_weight[self._train_index])
 
     def _check_alpha(self, n_classes):
         """Alpha in the open interval (−1/(K−1), 1) of the K fitted classes (ignored by the hard-w variants)."""
@@ -975,6 +970,19 @@ def _fold_of(splits, n_rows: int) -> np.ndarray:
                          f"of probability=True come from them; got {len(splits)} non-empty test fold(s), "
                          f"{(times == 0).sum()} row(s) in none, {(times > 1).sum()} in several")
     return fold_of
+
+
+def balance_weights(Y, sample_weight, power: float) -> tuple[np.ndarray, np.ndarray]:
+    """(scale, negative_weight) of ``negative_balance`` = ``power`` p for the signed targets Y (N×K; 1, −1, 0) and
+    the rows' weights: label k's negative pairs weigh ρ_k = (P_k/N_k)^p each, and all its pairs are scaled by
+    (P_k + N_k)/(P_k + ρ_k N_k) to keep their total (P_k, N_k: the weights of its positive and negative rows; ρ_k = 1
+    for a label without negatives) — ``Problem``'s ``negative_weight`` and a factor of its ``label_weight``."""
+    positive = sample_weight @ (Y == 1)
+    negative = sample_weight @ (Y == -1)
+    has = negative > 0
+    ratio = np.ones_like(positive)
+    ratio[has] = (positive[has] / negative[has]) ** power
+    return (positive + negative) / (positive + ratio * negative), ratio
 
 
 def _dual_descent_first(problem) -> bool:

@@ -129,10 +129,20 @@ def test_the_defaults_are_the_documented_model(class_data, solved_problems):
     problem = solved_problems[-1]
     kappa0 = (X**2).sum(axis=1).mean()
     assert (problem.variant, problem.bias_penalty, problem.alpha) == ("SwSb", 0.0, 0.0)
-    assert OvNClassifier().beta == "auto" and AUTO_BETA == {"multilabel": 4.0, "classes": 16.0}
+    assert OvNClassifier().beta == "auto"
+    assert AUTO_BETA == {"multilabel": 4.0, "linear classes": 16.0, "kernel classes": 4.0}
     assert problem.beta == pytest.approx(16.0 / kappa0) and est.hinge_weight_ == problem.beta
     assert (problem.Y == -1).sum() == len(y) * (np.unique(y).size - 1)  # every other class a known negative
     assert not hasattr(est, "rule_")  # 1-D y: the argmax
+
+
+def test_auto_beta_for_class_labels_depends_on_the_kernel(class_data):
+    """β = 16 for linear class labels, 4 with a kernel (κ₀ = 1 for RBF: the hinge weight is β itself) and for a label
+    matrix."""
+    X, y = class_data
+    assert OvNClassifier().fit(X, y).hinge_weight_ == pytest.approx(16.0 / (X**2).sum(axis=1).mean())
+    assert OvNClassifier(kernel="rbf").fit(X, y).hinge_weight_ == 4.0
+    assert OvNClassifier(kernel="rbf", decision_rule="paper").fit(X, np.eye(3)[y]).hinge_weight_ == 4.0
 
 
 def test_the_paper_model_is_one_parameter_away(multilabel_data, solved_problems):
