@@ -431,6 +431,16 @@ def test_degenerate_label_warning_names_the_fix():
         OvNClassifier(negatives="none", variant="SwHb").fit(X, Y)
 
 
+def test_degenerate_class_warning_with_negatives_names_the_balance():
+    """Class labels with negatives and every pair alike: classes the rest surrounds come out constant, and the
+    warning points to ``negative_balance``."""
+    from sklearn.datasets import make_classification
+    X, y = make_classification(n_samples=600, n_features=10, n_informative=8, n_redundant=0, n_classes=10,
+                               n_clusters_per_class=1, flip_y=0.05, random_state=0)
+    with pytest.warns(DegenerateLabelWarning, match=r"are degenerate.*raise negative_balance towards 1"):
+        OvNClassifier(negative_balance=0.0).fit(X, y)
+
+
 # --- the compatibility module ---------------------------------------------------------------------
 def test_own_fit_context_checks_the_parameters_first():
     class Model(OvNClassifier):
