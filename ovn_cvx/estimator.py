@@ -224,7 +224,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     cache_size : float, default=200.0
         The dual decomposition's kernel row cache, in MB (as ``SVC``'s; one row serves every label). When it cannot
         hold every row in double precision, rows are kept in single precision and only where the steps read them
-        (N = 20 000, the RBF default with 200 MB: 1.1–1.25× one-vs-rest ``SVC``'s time, docs/benchmarks/practical.md).
+        (N = 20 000, the RBF default with 200 MB: 1.2–1.3× one-vs-rest ``SVC``'s time, docs/benchmarks/practical.md).
         The fit's memory stays within it plus O(N·K).
     tol : float, default=1e-6
         The accuracy a fit must prove, as a bound on (F − F*)/max(1, |F|) from an exactly feasible dual point
