@@ -598,7 +598,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
                           negative_weight=train.negative_weight)
         self._say(f"problem: {self.variant}, kernel={kernel!r}, alpha={float(alpha):g}, beta={beta:g} "
                   f"(kernel scale {self.kernel_scale_:.4g}: hinge weight {self.hinge_weight_:.4g}), "
-                  f"bias_penalty={self._bias_penalty:g}, {problem.pairs.sample.size} pairs")
+                  f"bias_penalty={self._bias_penalty:g}, negative_balance={self._negative_balance:g}, "
+                  f"{problem.pairs.sample.size} pairs")
         return problem, feature_map
 
     def _set_solution(self, result, feature_map):

@@ -314,6 +314,7 @@ def test_verbose_reports_the_stages(multilabel_data, capsys):
     stages = [line.split()[1].rstrip(":") for line in lines]
     assert stages == ["targets", "problem", "solve", "fold", "fold", "fold", "rule", "fit"]
     assert "proven bound on (F − F*)/max(1, |F|)" in out and "iterations" in out and "one standard error" in out
+    assert "negative_balance=0," in lines[1]  # a label matrix: every pair alike
 
 
 def test_parallel_folds_give_the_same_model(multilabel_data):
