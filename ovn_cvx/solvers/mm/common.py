@@ -58,6 +58,41 @@ class Cholesky:
         return scale * dpotrs(self.factor, scale * rhs, lower=True)[0]
 
 
+class BlockCholesky:
+    """:class:`Cholesky` factors of a stack of K blocks H (K×D×D, overwritten): the equilibration and the
+    factorization of the stack are one call each (numpy's batched potrf; measured: the loop's calls on K = 6–12
+    blocks of 21–73 rows cost 2–9× the stacked factorization), the solves one LAPACK potrs per block on the scaled
+    right-hand sides. Where a block is not positive definite as it stands (a zero or NaN diagonal entry, or the
+    stacked factorization fails), every block goes through :class:`Cholesky`: its diagonal shifts, and its error
+    naming the first block it rejects."""
+
+    def __init__(self, H: np.ndarray, what: str):
+        """``what`` names block k of the stack in an error, formatted with k (``"MM block {} of the majorizer"``)."""
+        every = np.arange(H.shape[1])
+        diagonal = H[:, every, every]
+        self.factors = self.blocks = None
+        if (diagonal > 0).all():  # also NaN
+            self.scale = scale = 1.0 / np.sqrt(diagonal)
+            try:
+                # the factors stay C-ordered lower: their transposes are the Fortran-ordered upper factors of potrs
+                self.factors = np.linalg.cholesky(H * (scale[:, :, None] * scale[:, None, :]))
+                return
+            except LinAlgError:
+                pass
+        self.blocks = [Cholesky(block, what.format(k)) for k, block in enumerate(H)]
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """H_k⁻¹ rhs_k for every block k: ``rhs`` is K×D (one right-hand side a block) or K×D×m."""
+        if self.blocks is not None:
+            return np.stack([block.solve(part) for block, part in zip(self.blocks, rhs)])
+        scale = self.scale if rhs.ndim == 2 else self.scale[:, :, None]
+        scaled = scale * rhs
+        for factor, part in zip(self.factors, scaled):
+            part[...] = dpotrs(factor.T, part, lower=False)[0]
+        scaled *= scale
+        return scaled
+
+
 #: the workspace of sysv per row: its blocked factorization (the default workspace, n, runs unblocked: 2× slower at
 #: 600 rows)
 LDL_BLOCK = 64

@@ -1,0 +1,168 @@
+"""The primal form's class blocks as stacks: the batched weighted Grams on shared rows against the per-class
+symmetric products, and the stacked Cholesky factorization against the per-block :class:`Cholesky` (its solves,
+its diagonal shifts, its errors naming the block)."""
+import numpy as np
+import pytest
+from scipy.linalg import LinAlgError
+
+from ovn_cvx.solvers.mm import primal
+from ovn_cvx.solvers.mm.common import BlockCholesky, Cholesky
+from ovn_cvx.solvers.mm.primal import PrimalStepper, PrimalSystem, batched_gram, weighted_gram
+
+from test_mm_linear_default import default_problem
+
+WHAT = "MM block {} of the majorizer"
+
+
+def spread_weights(rng, shape, orders):
+    """Positive weights spanning 2·``orders`` orders of magnitude, as an interior point's late iterations have."""
+    return 10.0 ** rng.uniform(-orders, orders, size=shape)
+
+
+def test_batched_gram_is_the_per_class_gram():
+    rng = np.random.default_rng(0)
+    rows = np.hstack([rng.normal(size=(300, 7)), np.ones((300, 1))])
+    weights = spread_weights(rng, (4, 300), 8)
+    weights[2, ::3] = 0.0  # pairs without weight
+    expected = np.stack([weighted_gram(rows, w) for w in weights])
+    got = batched_gram(rows, weights)
+    assert got.shape == (4, 8, 8)
+    for k in range(4):  # each block to round-off of its own scale
+        np.testing.assert_allclose(got[k], expected[k], rtol=0, atol=1e-13 * np.abs(expected[k]).max())
+        np.testing.assert_array_equal(got[k], got[k].T)
+
+
+@pytest.mark.parametrize("limit", [0, primal.BATCHED_GRAM_ENTRIES])
+def test_hessians_on_shared_rows_both_sides_of_the_size_rule(monkeypatch, limit):
+    """The estimator's default problem shares its rows: its Hessians, batched (small rows) or class by class (rows
+    above the size rule), are the per-class weighted Grams, and a ``still`` class gets the identity."""
+    problem = default_problem(150, n_features=4, n_classes=3, seed=2)
+    stepper = PrimalStepper(problem)
+    assert stepper.shared_rows is not None and stepper.shared_rows.size <= primal.BATCHED_GRAM_ENTRIES
+    monkeypatch.setattr(primal, "BATCHED_GRAM_ENTRIES", limit)
+    rng = np.random.default_rng(3)
+    omega = spread_weights(rng, len(problem.pairs), 6)
+    expected = np.stack([weighted_gram(rows, omega[s]) for rows, s in zip(stepper.rows, stepper.slices)])
+    scale = np.abs(expected).max(axis=(1, 2))[:, None, None]  # each block to round-off of its own scale
+    np.testing.assert_allclose(stepper.hessians(omega) / scale, expected / scale, rtol=0, atol=1e-13)
+    still = np.array([False, True, False])
+    held = stepper.hessians(omega, still)
+    np.testing.assert_array_equal(held[1], np.eye(stepper.d + 1))
+    np.testing.assert_allclose(held[still == 0] / scale[still == 0], expected[still == 0] / scale[still == 0],
+                               rtol=0, atol=1e-13)
+    cost = np.stack([weighted_gram(rows, problem.cost[s]) for rows, s in zip(stepper.rows, stepper.slices)])
+    np.testing.assert_allclose(stepper.cost_gram / scale, cost / scale, rtol=0, atol=1e-13)
+
+
+def test_hessians_of_rows_not_shared_are_per_class(multiclass_data, make_problem):
+    """Pairs that are not every class with every sample (pairs of other classes: no shared rows): class by class."""
+    p = make_problem(multiclass_data, "SwSb", "linear")
+    stepper = PrimalStepper(p)
+    assert stepper.shared_rows is None
+    omega = spread_weights(np.random.default_rng(4), len(p.pairs), 4)
+    expected = np.stack([weighted_gram(rows, omega[s]) for rows, s in zip(stepper.rows, stepper.slices)])
+    np.testing.assert_array_equal(stepper.hessians(omega), expected)
+
+
+def spd_stack(rng, K, D, orders):
+    """K symmetric positive definite blocks B_kᵀ diag(w) B_k with weights spanning 2·``orders`` orders."""
+    A = rng.normal(size=(K, 3 * D, D))
+    w = spread_weights(rng, (K, 3 * D), orders)
+    return A.transpose(0, 2, 1) @ (w[:, :, None] * A)
+
+
+@pytest.mark.parametrize("orders", [0, 4])
+def test_block_cholesky_solves_as_the_per_block_factors(orders):
+    """The stacked factors solve each block's system as the per-block :class:`Cholesky` does, one right-hand side a
+    block or several."""
+    rng = np.random.default_rng(5)
+    H = spd_stack(rng, 5, 9, orders)
+    stack = BlockCholesky(H.copy(), WHAT)
+    assert stack.blocks is None  # the stacked factorization
+    single = [Cholesky(h.copy(), "block") for h in H]
+    g = rng.normal(size=(5, 9))
+    expected = np.stack([c.solve(gk) for c, gk in zip(single, g)])
+    got = stack.solve(g)
+    np.testing.assert_allclose(got, expected, rtol=1e-8 if orders else 1e-12)
+    # against the residual of each block's own system
+    residual = np.einsum("kij,kj->ki", H, got) - g
+    assert np.abs(residual).max() <= 1e-9 * np.abs(g).max() * max(1.0, np.abs(H).max())
+    many = rng.normal(size=(5, 9, 3))
+    expected = np.stack([c.solve(m) for c, m in zip(single, many)])
+    np.testing.assert_allclose(stack.solve(many), expected, rtol=1e-8 if orders else 1e-12)
+    np.testing.assert_array_equal(stack.solve(np.broadcast_to(many[0], many.shape))[2], stack.solve(many[[0] * 5])[2])
+
+
+def test_block_cholesky_semidefinite_block_is_shifted_as_per_block():
+    """A numerically semidefinite block (rank deficient) fails the stacked factorization: every block then goes
+    through :class:`Cholesky`, whose diagonal shift factors it, with the same solves."""
+    rng = np.random.default_rng(6)
+    H = spd_stack(rng, 3, 6, 0)
+    H[1] = np.ones((6, 6))  # rank 1, unit diagonal: the second pivot is exactly 0
+    with pytest.raises(LinAlgError):
+        np.linalg.cholesky(H[1])
+    stack = BlockCholesky(H.copy(), WHAT)
+    assert stack.factors is None and len(stack.blocks) == 3
+    single = [Cholesky(h.copy(), "block") for h in H]
+    g = rng.normal(size=(3, 6))
+    np.testing.assert_array_equal(stack.solve(g), np.stack([c.solve(gk) for c, gk in zip(single, g)]))
+
+
+@pytest.mark.parametrize("entry, message", [
+    (0.0, r"MM block 2 of the majorizer is not positive definite \(diagonal entry 4 <= 0\)"),
+    (-1.0, r"MM block 2 of the majorizer is not positive definite \(diagonal entry 4 <= 0\)"),
+    (np.nan, r"MM block 2 of the majorizer is not positive definite \(diagonal entry 4 <= 0\)"),
+    (1e-300, None),  # just inside: a positive diagonal entry passes the test (the block is then semidefinite)
+])
+def test_block_cholesky_diagonal_boundary(entry, message):
+    """A zero, negative or NaN diagonal entry is the error of :class:`Cholesky` naming the block and the entry; the
+    smallest positive one is not."""
+    rng = np.random.default_rng(7)
+    H = spd_stack(rng, 4, 6, 0)
+    H[2, 4, :] = H[2, :, 4] = 0.0
+    H[2, 4, 4] = entry
+    if message is None:
+        BlockCholesky(H, WHAT)
+        return
+    with pytest.raises(LinAlgError, match=message):
+        BlockCholesky(H.copy(), WHAT)
+    with pytest.raises(LinAlgError, match=message.replace("MM block 2 of the majorizer", "block")):
+        Cholesky(H[2].copy(), "block")
+
+
+def test_block_cholesky_indefinite_block_is_the_per_block_error():
+    """An indefinite block with a positive diagonal, which no shift factors: the error of :class:`Cholesky` for that
+    block (the first one it rejects), with LAPACK's info."""
+    rng = np.random.default_rng(8)
+    H = spd_stack(rng, 4, 5, 0)
+    H[3] = np.eye(5)
+    H[3, 0, 1] = H[3, 1, 0] = 2.0  # eigenvalues −1 and 3: indefinite
+    with pytest.raises(LinAlgError) as single:
+        Cholesky(H[3].copy(), "MM block 3 of the majorizer")
+    with pytest.raises(LinAlgError) as stacked:
+        BlockCholesky(H.copy(), WHAT)
+    assert str(stacked.value) == str(single.value)
+    assert "MM block 3 of the majorizer is not positive definite (LAPACK info" in str(stacked.value)
+
+
+def test_primal_system_coupled_solve_against_the_dense_system():
+    """With a coupled coordinate (γ > 0: the biases' sum) the stacked blocks and the coupling solve give the
+    minimizer of the whole quadratic: checked against the dense (K·D)×(K·D) system of the same problem."""
+    problem = default_problem(120, n_features=4, n_classes=3, seed=9).replace(bias_penalty=0.7)
+    stepper = PrimalStepper(problem)
+    rng = np.random.default_rng(10)
+    omega = spread_weights(rng, len(problem.pairs), 3)
+    H = stepper.hessians(omega)
+    system = PrimalSystem(stepper, H.copy(), omega)
+    assert system.coupling is not None
+    K, D = H.shape[:2]
+    g = rng.normal(size=(K, D))
+    dense = np.zeros((K * D, K * D))
+    for k in range(K):
+        block = H[k].copy()
+        block[np.arange(D - 1), np.arange(D - 1)] += 1.0  # R = ½Σ‖w_k‖² at α = 0
+        dense[k * D:(k + 1) * D, k * D:(k + 1) * D] = block
+    bias = np.arange(K) * D + D - 1
+    dense[np.ix_(bias, bias)] += 2.0 * 0.7  # B = γ(Σ b_k)²
+    expected = np.linalg.solve(dense, g.ravel()).reshape(K, D)
+    np.testing.assert_allclose(system.solve(g), expected, rtol=1e-9, atol=1e-12)
