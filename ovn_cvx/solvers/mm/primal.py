@@ -4,7 +4,7 @@ Features Φ ∈ R^{N×d}: the patterns X (linear) or the eigen-features L of G (
 """
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -117,7 +117,7 @@ class PrimalStepper:
     def _state(self, theta: np.ndarray, u: np.ndarray | None = None) -> State:
         if u is None:
             u = self.pair_values(theta)
-        return State((theta, u), 1.0 - self.sign * u, self._reg(theta), theta[:, -1].copy())
+        return State((theta, u), 1.0 - self.sign * u, partial(self._reg, theta), theta[:, -1].copy())
 
     def _reg(self, theta: np.ndarray) -> float:
         return 0.5 * self.coupling.square(theta[:, :-1].T)
@@ -195,7 +195,7 @@ class PrimalStepper:
         t_class, t_pair = (t, t) if np.ndim(t) == 0 else (t[:, None], np.repeat(t, np.diff(self.bounds)))
         theta = old.params[0] + t_class * (new.params[0] - old.params[0])
         u = old.params[1] + t_pair * (new.params[1] - old.params[1])
-        return State((theta, u), 1.0 - self.sign * u, self._reg(theta), theta[:, -1].copy())
+        return State((theta, u), 1.0 - self.sign * u, partial(self._reg, theta), theta[:, -1].copy())
 
     def solution(self, state: State):
         C = state.params[0][:, :-1].T
