@@ -166,3 +166,22 @@ def test_primal_system_coupled_solve_against_the_dense_system():
     dense[np.ix_(bias, bias)] += 2.0 * 0.7  # B = γ(Σ b_k)²
     expected = np.linalg.solve(dense, g.ravel()).reshape(K, D)
     np.testing.assert_allclose(system.solve(g), expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.4])
+def test_pair_block_of_one_class_is_the_general_formula(multiclass_data, make_problem, alpha):
+    """Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} by hand, for the pairs of one class (the polish of a separable
+    problem: P⁺ read once) and for pairs of several classes; P⁺_kk ≠ 1 at α ≠ 0."""
+    from ovn_cvx.solvers.mm.common import GramOperator
+
+    p = make_problem(multiclass_data, "SwSb", "linear", alpha=alpha)
+    operator = GramOperator(p)
+    pairs, G, pinv = p.pairs, p.X @ p.X.T, p.coupling_pinv
+    assert bool(pinv[1, 1] != 1.0) is (alpha != 0.0)
+    one = np.flatnonzero(pairs.label == 1)[::2]
+    mixed = np.arange(0, len(pairs), 3)
+    assert np.unique(pairs.label[mixed]).size > 1
+    for index in (one, mixed):
+        s, k, y = pairs.sample[index], pairs.label[index], pairs.sign[index]
+        expected = np.outer(y, y) * pinv[np.ix_(k, k)] * G[np.ix_(s, s)]
+        np.testing.assert_allclose(operator.pair_block(index), expected, rtol=1e-13, atol=1e-13)

@@ -231,7 +231,10 @@ class GramOperator:
             Q = dense_gram(rows, rows)
         else:
             Q = self.basis[np.ix_(sample, sample)]
-        Q *= self.pinv[np.ix_(label, label)]
+        if label.size and (label == label[0]).all():  # one class (the polish of a separable problem): one entry
+            Q *= self.pinv[label[0], label[0]]
+        else:
+            Q *= self.pinv[np.ix_(label, label)]
         Q *= np.outer(sign, sign)
         return Q
 
