@@ -5,9 +5,8 @@ import numpy as np
 import pytest
 from scipy.linalg import LinAlgError
 
-from ovn_cvx.solvers.mm import primal
 from ovn_cvx.solvers.mm.common import BlockCholesky, Cholesky
-from ovn_cvx.solvers.mm.primal import PrimalStepper, PrimalSystem, batched_gram, weighted_gram
+from ovn_cvx.solvers.mm.primal import PrimalStepper, PrimalSystem, shared_grams, weighted_gram
 
 from test_mm_linear_default import default_problem
 
@@ -19,39 +18,35 @@ def spread_weights(rng, shape, orders):
     return 10.0 ** rng.uniform(-orders, orders, size=shape)
 
 
-def test_batched_gram_is_the_per_class_gram():
+def test_shared_grams_are_the_per_class_grams():
+    """The same numbers as the per-class :func:`weighted_gram`, to the last bit, for weights spanning 16 orders of
+    magnitude, zero weights and equal ones (the per-class function's own shortcut)."""
     rng = np.random.default_rng(0)
     rows = np.hstack([rng.normal(size=(300, 7)), np.ones((300, 1))])
     weights = spread_weights(rng, (4, 300), 8)
     weights[2, ::3] = 0.0  # pairs without weight
-    expected = np.stack([weighted_gram(rows, w) for w in weights])
-    got = batched_gram(rows, weights)
+    got = shared_grams(rows, weights)
     assert got.shape == (4, 8, 8)
-    for k in range(4):  # each block to round-off of its own scale
-        np.testing.assert_allclose(got[k], expected[k], rtol=0, atol=1e-13 * np.abs(expected[k]).max())
-        np.testing.assert_array_equal(got[k], got[k].T)
+    np.testing.assert_array_equal(got, np.stack([weighted_gram(rows, w) for w in weights]))
+    weights[1] = 3.0  # equal weights: a multiple of ΦᵀΦ, as the per-class function's shortcut
+    np.testing.assert_array_equal(shared_grams(rows, weights), np.stack([weighted_gram(rows, w) for w in weights]))
 
 
-@pytest.mark.parametrize("limit", [0, primal.BATCHED_GRAM_ENTRIES])
-def test_hessians_on_shared_rows_both_sides_of_the_size_rule(monkeypatch, limit):
-    """The estimator's default problem shares its rows: its Hessians, batched (small rows) or class by class (rows
-    above the size rule), are the per-class weighted Grams, and a ``still`` class gets the identity."""
+def test_hessians_on_shared_rows():
+    """The estimator's default problem shares its rows: its Hessians are the per-class weighted Grams, a ``still``
+    class gets the identity, and the cost Gram is the Hessians of the costs."""
     problem = default_problem(150, n_features=4, n_classes=3, seed=2)
     stepper = PrimalStepper(problem)
-    assert stepper.shared_rows is not None and stepper.shared_rows.size <= primal.BATCHED_GRAM_ENTRIES
-    monkeypatch.setattr(primal, "BATCHED_GRAM_ENTRIES", limit)
-    rng = np.random.default_rng(3)
-    omega = spread_weights(rng, len(problem.pairs), 6)
+    assert stepper.shared_rows is not None
+    omega = spread_weights(np.random.default_rng(3), len(problem.pairs), 6)
     expected = np.stack([weighted_gram(rows, omega[s]) for rows, s in zip(stepper.rows, stepper.slices)])
-    scale = np.abs(expected).max(axis=(1, 2))[:, None, None]  # each block to round-off of its own scale
-    np.testing.assert_allclose(stepper.hessians(omega) / scale, expected / scale, rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(stepper.hessians(omega), expected)
     still = np.array([False, True, False])
     held = stepper.hessians(omega, still)
     np.testing.assert_array_equal(held[1], np.eye(stepper.d + 1))
-    np.testing.assert_allclose(held[still == 0] / scale[still == 0], expected[still == 0] / scale[still == 0],
-                               rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(held[~still], expected[~still])
     cost = np.stack([weighted_gram(rows, problem.cost[s]) for rows, s in zip(stepper.rows, stepper.slices)])
-    np.testing.assert_allclose(stepper.cost_gram / scale, cost / scale, rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(stepper.cost_gram, cost)
 
 
 def test_hessians_of_rows_not_shared_are_per_class(multiclass_data, make_problem):

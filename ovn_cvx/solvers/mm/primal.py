@@ -32,19 +32,19 @@ def weighted_gram(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
     return scaled.T @ scaled
 
 
-#: the classes' weighted Grams on shared rows are one batched product while those rows have at most this many entries
-#: (N·D), else one symmetric product per class. Measured per call (one thread, K = 5–12): the batched product took
-#: 0.55–0.85 of the per-class ones at N·D = 5 600–42 000 (N = 266–2 000), the same at 84 000 (4 000×21), and
-#: 1.05–1.2× at 210 000–1 050 000 (N = 10 000–50 000; D = 101, N = 2 000), where the K calls' overhead no longer
-#: counts and the per-class product's half flops (a symmetric rank-k update) win
-BATCHED_GRAM_ENTRIES = 50_000
-
-
-def batched_gram(rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """:func:`weighted_gram` of the shared ``rows`` (N×D, dense) for every row of ``weights`` (K×N, ≥ 0): one
-    batched product BᵀB over the K scaled copies B_k = √w_k∘Φ̃ (K×D×D)."""
-    scaled = np.sqrt(weights)[:, :, None] * rows
-    return scaled.transpose(0, 2, 1) @ scaled
+def shared_grams(rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """:func:`weighted_gram` of the shared ``rows`` (N×D, dense) for every row of ``weights`` (K×N, ≥ 0), the same
+    numbers (K×D×D) without its per-call work: the classes with equal weights found in one pass (their Grams
+    multiples of one product), one scaled copy reused for the others."""
+    out = np.empty((weights.shape[0], rows.shape[1], rows.shape[1]))
+    equal = (weights == weights[:, :1]).all(axis=1)
+    if equal.any():
+        out[equal] = weights[equal, :1, None] * (rows.T @ rows)
+    scaled = np.empty_like(rows)
+    for k in np.flatnonzero(~equal):
+        np.multiply(rows, np.sqrt(weights[k])[:, None], out=scaled)
+        np.matmul(scaled.T, scaled, out=out[k])
+    return out
 
 
 class PrimalStepper:
@@ -144,14 +144,14 @@ class PrimalStepper:
         problem, whose solutions are not used: the interior point's converged classes), whose weighted products,
         n_k·D² each, are most of an iteration's work."""
         rows, K = self.shared_rows, self.problem.n_classes
-        if rows is None or rows.size > BATCHED_GRAM_ENTRIES:
+        if rows is None:
             return np.stack([np.eye(self.d + 1) if still is not None and still[k] else weighted_gram(rows, omega[s])
                              for k, (rows, s) in enumerate(zip(self.rows, self.slices))])
         weight = omega.reshape(K, -1)
         if still is None:
-            return batched_gram(rows, weight)
+            return shared_grams(rows, weight)
         out = np.broadcast_to(np.eye(self.d + 1), (K, self.d + 1, self.d + 1)).copy()
-        out[~still] = batched_gram(rows, weight[~still])
+        out[~still] = shared_grams(rows, weight[~still])
         return out
 
     def step(self, z: np.ndarray) -> State:
