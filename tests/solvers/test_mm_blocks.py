@@ -180,3 +180,30 @@ def test_pair_block_of_one_class_is_the_general_formula(multiclass_data, make_pr
         s, k, y = pairs.sample[index], pairs.label[index], pairs.sign[index]
         expected = np.outer(y, y) * pinv[np.ix_(k, k)] * G[np.ix_(s, s)]
         np.testing.assert_allclose(operator.pair_block(index), expected, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("n_present, as_slice", [(0, False), (1, False), (22, False), (23, True), (45, True)])
+def test_dual_coef_support_at_its_boundary(multiclass_data, make_problem, n_present, as_slice):
+    """The rows of A = M P⁺ of the samples with a nonzero μ_p, in sample order; all samples (a slice) once more than
+    half of them are present (N = 45 here: 23 samples or more; 22 is just inside the index form)."""
+    from ovn_cvx.solvers.mm.common import GramOperator
+
+    p = make_problem(multiclass_data, "SwSb", "linear", alpha=0.3)
+    N, pairs = p.n_samples, p.pairs
+    assert N == 45
+    rng = np.random.default_rng(11)
+    samples = rng.permutation(N)[:n_present]
+    mu = np.zeros(len(pairs))
+    for i in samples:  # one or two pairs of each chosen sample
+        mine = np.flatnonzero(pairs.sample == i)
+        mu[rng.choice(mine, size=min(2, mine.size), replace=False)] = rng.uniform(0.1, 1.0)
+    support, A = GramOperator(p).dual_coef(mu)
+    M = np.zeros((N, p.n_classes))
+    np.add.at(M, (pairs.sample, pairs.label), pairs.sign * mu)
+    expected = M @ p.coupling_pinv
+    if as_slice:
+        assert support == slice(None)
+        np.testing.assert_array_equal(A, expected)
+    else:
+        np.testing.assert_array_equal(support, np.sort(samples))
+        np.testing.assert_array_equal(A, expected[np.sort(samples)])
