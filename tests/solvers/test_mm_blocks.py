@@ -207,3 +207,42 @@ def test_dual_coef_support_at_its_boundary(multiclass_data, make_problem, n_pres
     else:
         np.testing.assert_array_equal(support, np.sort(samples))
         np.testing.assert_array_equal(A, expected[np.sort(samples)])
+
+
+def test_crossovers_of_a_solve_share_the_nonsingular_class_blocks():
+    """A second crossover (another engine on the same operator) solves none of the nonsingular class blocks the
+    first one solved, and gets the same numbers; a singular block (a class without margin pairs) is solved again,
+    as its least change from the second crossover's own iterate b."""
+    import ovn_cvx
+    from ovn_cvx.duality import project_hard_constraints
+    from ovn_cvx.objective import residuals
+    from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
+    from ovn_cvx.solvers.mm.active_set import IN_I, IN_S, partition
+    from ovn_cvx.solvers.mm.common import GramOperator
+    from ovn_cvx.solvers.mm.polish import DensePartition
+
+    class Counting(DensePartition):
+        calls = 0
+
+        def _solve(self, *args):
+            self.calls += 1
+            return super()._solve(*args)
+
+    problem = default_problem(150, n_features=3, n_classes=4, seed=2)
+    reference = ovn_cvx.solve(problem, "cvxpy", **TIGHT_CLARABEL)
+    sets = partition(residuals(problem, *project_hard_constraints(problem, reference.coef, reference.b)), 1e-6)
+    sets[(problem.pairs.label == 0) & (sets == IN_S)] = IN_I  # class 0's block: singular (its bias is free)
+    operator = GramOperator(problem)
+    first = Counting(problem, operator, np.inf, np.array([0.37, -0.2, 0.1, 0.5]), None)
+    one = first.solve(sets)
+    assert first.calls == 4 and len(operator.unique_blocks) == 3 and first.b[0] == pytest.approx(0.37, abs=1e-12)
+    second = Counting(problem, operator, np.inf, np.array([-0.6, 0.0, 0.0, 0.0]), None)
+    two = second.solve(sets)
+    assert second.calls == 1  # class 0 alone
+    assert second.b[0] == pytest.approx(-0.6, abs=1e-12)
+    np.testing.assert_array_equal(second.b[1:], first.b[1:])
+    np.testing.assert_array_equal(two.mu, one.mu)
+    alone = Counting(problem, GramOperator(problem), np.inf, np.array([-0.6, 0.0, 0.0, 0.0]), None)
+    np.testing.assert_array_equal(alone.solve(sets).mu, two.mu)
+    np.testing.assert_array_equal(alone.b, second.b)
+    assert alone.calls == 4

@@ -116,17 +116,18 @@ def ldl_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     return x
 
 
-def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, least_squares: bool = True,
-                    guess: np.ndarray | None = None) -> np.ndarray | None:
-    """A symmetric (possibly indefinite, possibly singular) system: LDLᵀ, else (``least_squares``) least squares
-    (pivoted QR: gelsd's SVD measured to fail to converge on such systems), the least change from ``guess`` (default
-    0); None if that fails too. Singular systems occur in the polish (a partition's equations) and in the pair
-    form's b-equations near the ends of α; the certificate, not the solve, decides what is accepted."""
+def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray | None:
+    """A symmetric (possibly indefinite, possibly singular) system: LDLᵀ, else the least change from ``guess``
+    (:func:`least_change`); None if that fails too. Singular systems occur in the polish (a partition's equations)
+    and in the pair form's b-equations near the ends of α; the certificate, not the solve, decides what is
+    accepted."""
     solution = ldl_solve(matrix, rhs)
-    if solution is not None:
-        return solution
-    if not least_squares:
-        return None
+    return solution if solution is not None else least_change(matrix, rhs, guess)
+
+
+def least_change(matrix: np.ndarray, rhs: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray | None:
+    """The least-squares solution of a (singular) system nearest to ``guess`` (default 0), by pivoted QR (gelsd's SVD
+    measured to fail to converge on such systems); None if that fails."""
     if guess is None:
         guess = np.zeros_like(rhs)
     try:
@@ -221,6 +222,9 @@ class GramOperator:
         self.linear = not problem.is_kernel
         self.basis = problem.X if self.linear else problem.gram
         self.pinv = problem.coupling_pinv  # a property computed on every access: once per operator
+        #: the polish's solutions of a separable problem's nonsingular class blocks, by (class, the class's
+        #: partition): unique, so the crossovers of one solve, which share this operator, share them too
+        self.unique_blocks: dict = {}
 
     def pair_block(self, index) -> np.ndarray:
         """Q restricted to the pairs ``index``: Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} (docs/theory.md §9.3)."""
