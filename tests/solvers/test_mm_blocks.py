@@ -207,3 +207,21 @@ def test_dual_coef_support_at_its_boundary(multiclass_data, make_problem, n_pres
     else:
         np.testing.assert_array_equal(support, np.sort(samples))
         np.testing.assert_array_equal(A, expected[np.sort(samples)])
+
+
+def test_state_regularizer_is_computed_once_at_its_first_read():
+    """R given as a function is called at the first read of ``reg`` and never again; a primal iterate's R is the
+    objective's regularizer of its coefficients."""
+    from ovn_cvx.objective import regularizer
+    from ovn_cvx.solvers.mm.common import State
+
+    calls = []
+    state = State(None, np.zeros(1), lambda: calls.append(1) or 2.5, np.zeros(1))
+    assert not calls
+    assert state.reg == 2.5 and state.reg == 2.5 and calls == [1]
+    assert State(None, np.zeros(1), 1.25, np.zeros(1)).reg == 1.25
+    problem = default_problem(90, n_features=3, n_classes=3, seed=4).replace(alpha=0.3)
+    stepper = PrimalStepper(problem)
+    theta = np.random.default_rng(12).normal(size=(3, stepper.d + 1))
+    coef, _ = stepper.solution(stepper._state(theta))
+    assert stepper._state(theta).reg == pytest.approx(regularizer(problem, coef), rel=1e-13)
