@@ -58,12 +58,13 @@ class Cholesky:
 
 
 class BlockCholesky:
-    """:class:`Cholesky` factors of a stack of K blocks H (K×D×D, may be overwritten): the equilibration and the
-    factorization of the stack are one call each (numpy's batched potrf; measured: :class:`Cholesky` block by block
-    on K = 6–12 blocks of 21–73 rows took 1.7–9× the stacked factorization), the solves one LAPACK potrs per block
-    on the scaled right-hand sides. Where a block is not positive definite as it stands (a zero or NaN diagonal
-    entry, or the stacked factorization fails), every block goes through :class:`Cholesky`: its diagonal shifts, and
-    its error naming the first block it rejects."""
+    """:class:`Cholesky` factors of a stack of K blocks H (K×D×D, may be overwritten), the same numbers without
+    its per-block work: the diagonals tested and the equilibration scales computed for the stack at once, then one
+    LAPACK potrf a block; the solves scale the K right-hand sides at once, one potrs a block. (numpy's batched
+    Cholesky measured no faster than the potrf calls on K = 6–12 blocks of 21–73 rows, and slower with its stacked
+    equilibration's large temporaries.) Where a block is not positive definite as it stands (a zero or NaN diagonal
+    entry, or potrf fails), every block goes through :class:`Cholesky`: its diagonal shifts, and its error naming
+    the first block it rejects."""
 
     def __init__(self, H: np.ndarray, what: str):
         """``what`` names block k of the stack in an error, formatted with k (``"MM block {} of the majorizer"``)."""
@@ -72,24 +73,35 @@ class BlockCholesky:
         self.factors = self.blocks = None
         if (diagonal > 0).all():  # also NaN
             self.scale = scale = 1.0 / np.sqrt(diagonal)
-            try:
-                # the factors stay C-ordered lower: their transposes are the Fortran-ordered upper factors of potrs
-                self.factors = np.linalg.cholesky(H * (scale[:, :, None] * scale[:, None, :]))
+            factors = []
+            for block, s in zip(H, scale):
+                factor, info = dpotrf(block * np.outer(s, s), lower=True, overwrite_a=True, clean=False)
+                if info:
+                    break
+                factors.append(factor)
+            else:
+                self.factors = factors
                 return
-            except LinAlgError:
-                pass
         self.blocks = [Cholesky(block, what.format(k)) for k, block in enumerate(H)]
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
-        """H_k⁻¹ rhs_k for every block k: ``rhs`` is K×D (one right-hand side a block) or K×D×m."""
+        """H_k⁻¹ rhs_k for every block k (``rhs``: K×D)."""
         if self.blocks is not None:
             return np.stack([block.solve(part) for block, part in zip(self.blocks, rhs)])
-        scale = self.scale if rhs.ndim == 2 else self.scale[:, :, None]
-        scaled = scale * rhs
+        scaled = self.scale * rhs
         for factor, part in zip(self.factors, scaled):
-            part[...] = dpotrs(factor.T, part, lower=False)[0]
-        scaled *= scale
+            part[...] = dpotrs(factor, part, lower=True)[0]
+        scaled *= self.scale
         return scaled
+
+    def inverse_sum(self, rhs: np.ndarray) -> np.ndarray:
+        """Σ_k H_k⁻¹ rhs for one right-hand side ``rhs`` (D×m) of every block."""
+        if self.blocks is not None:
+            return sum(block.solve(rhs) for block in self.blocks)
+        total = np.zeros(rhs.shape)
+        for factor, scale in zip(self.factors, self.scale[:, :, None]):
+            total += scale * dpotrs(factor, scale * rhs, lower=True)[0]
+        return total
 
 
 #: the workspace of sysv per row: its blocked factorization (the default workspace, n, runs unblocked: 2× slower at

@@ -210,7 +210,7 @@ class PrimalSystem:
 
     def __init__(self, stepper: PrimalStepper, hessians: np.ndarray, omega: np.ndarray | None = None):
         self.stepper, self.omega = stepper, omega
-        K, D = hessians.shape[:2]
+        D = hessians.shape[1]
         # s = Σ h_k − S_H q with q = e∘x (x = s on free, q on constrained coordinates): the system's column j is
         # e_j times column j of S_H = Σ_k H_k⁻¹, plus the free coordinates' identity; only the columns with e_j ≠ 0
         # are solved for (at α = 0 with soft w the bias column alone when γ > 0 or b is hard, none for a separable
@@ -221,9 +221,8 @@ class PrimalSystem:
         # a separable problem (no coupled coordinate: q = 0) is the K block solves alone
         self.coupling = None
         if coupled.size:
-            units = np.broadcast_to(np.eye(D)[:, coupled], (K, D, coupled.size))
             system = np.diag(stepper.free)
-            system[:, coupled] += self.blocks.solve(units).sum(axis=0) * stepper.e[coupled]
+            system[:, coupled] += self.blocks.inverse_sum(np.eye(D)[:, coupled]) * stepper.e[coupled]
             self.coupling = lu_factor(system, check_finite=False)
 
     def solve(self, g: np.ndarray) -> np.ndarray:
