@@ -112,6 +112,28 @@ def test_a_round_solves_only_the_classes_whose_pairs_moved(optimum):
     assert blocks.solve(sets) is not None and blocks.calls - before == 1  # the first partition: nothing to solve
 
 
+def test_crossovers_of_a_solve_share_the_nonsingular_class_blocks(optimum):
+    """A second crossover (another engine on the same operator) solves none of the nonsingular class blocks the
+    first one solved, and gets the same numbers; a singular block (a class without margin pairs) is solved again,
+    as its least change from the second crossover's own iterate b, as a fresh engine solves it."""
+    problem, _, sets = optimum
+    sets = sets.copy()
+    sets[(problem.pairs.label == 0) & (sets == IN_S)] = IN_I  # class 0's block: singular (its bias is free)
+    operator = GramOperator(problem)
+    first = Counting(problem, operator, np.inf, np.array([0.37, -0.2, 0.1, 0.5]), None)
+    one = first.solve(sets)
+    assert first.calls == 4 and len(operator.unique_blocks) == 3 and first.b[0] == pytest.approx(0.37, abs=1e-12)
+    second = Counting(problem, operator, np.inf, np.array([-0.6, 0.0, 0.0, 0.0]), None)
+    two = second.solve(sets)
+    assert second.calls == 1 and second.b[0] == pytest.approx(-0.6, abs=1e-12)  # class 0 alone
+    np.testing.assert_array_equal(second.b[1:], first.b[1:])
+    np.testing.assert_array_equal(two.mu, one.mu)
+    fresh = engine(problem, True, np.array([-0.6, 0.0, 0.0, 0.0]))
+    np.testing.assert_array_equal(fresh.solve(sets).mu, two.mu)
+    np.testing.assert_array_equal(fresh.b, second.b)
+    assert fresh.calls == 4
+
+
 def test_uncoupled_primal_system_is_the_class_solves():
     """With no coupled coordinate the primal system is θ_k = (H_k + (1 − α)I)⁻¹ g_k, block by block (no coupling
     factor); checked against NumPy's solve."""

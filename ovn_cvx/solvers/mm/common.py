@@ -1,7 +1,6 @@
 """Pieces shared by the MM iterations and the polish: the smoothed hinge, the Gram operator, states."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Protocol, TypeVar
 
 import numpy as np
@@ -58,6 +57,53 @@ class Cholesky:
         return scale * dpotrs(self.factor, scale * rhs, lower=True)[0]
 
 
+class BlockCholesky:
+    """:class:`Cholesky` factors of a stack of K blocks H (K×D×D, may be overwritten), the same numbers without
+    its per-block work: the diagonals tested and the equilibration scales computed for the stack at once, then one
+    LAPACK potrf a block; the solves scale the K right-hand sides at once, one potrs a block. (numpy's batched
+    Cholesky measured no faster than the potrf calls on K = 6–12 blocks of 21–73 rows, and slower with its stacked
+    equilibration's large temporaries.) Where a block is not positive definite as it stands (a zero or NaN diagonal
+    entry, or potrf fails), every block goes through :class:`Cholesky`: its diagonal shifts, and its error naming
+    the first block it rejects."""
+
+    def __init__(self, H: np.ndarray, what: str):
+        """``what`` names block k of the stack in an error, formatted with k (``"MM block {} of the majorizer"``)."""
+        every = np.arange(H.shape[1])
+        diagonal = H[:, every, every]
+        self.factors = self.blocks = None
+        if (diagonal > 0).all():  # also NaN
+            self.scale = scale = 1.0 / np.sqrt(diagonal)
+            factors = []
+            for block, s in zip(H, scale):
+                factor, info = dpotrf(block * np.outer(s, s), lower=True, overwrite_a=True, clean=False)
+                if info:
+                    break
+                factors.append(factor)
+            else:
+                self.factors = factors
+                return
+        self.blocks = [Cholesky(block, what.format(k)) for k, block in enumerate(H)]
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """H_k⁻¹ rhs_k for every block k (``rhs``: K×D)."""
+        if self.blocks is not None:
+            return np.stack([block.solve(part) for block, part in zip(self.blocks, rhs)])
+        scaled = self.scale * rhs
+        for factor, part in zip(self.factors, scaled):
+            part[...] = dpotrs(factor, part, lower=True)[0]
+        scaled *= self.scale
+        return scaled
+
+    def inverse_sum(self, rhs: np.ndarray) -> np.ndarray:
+        """Σ_k H_k⁻¹ rhs for one right-hand side ``rhs`` (D×m) of every block."""
+        if self.blocks is not None:
+            return sum(block.solve(rhs) for block in self.blocks)
+        total = np.zeros(rhs.shape)
+        for factor, scale in zip(self.factors, self.scale[:, :, None]):
+            total += scale * dpotrs(factor, scale * rhs, lower=True)[0]
+        return total
+
+
 #: the workspace of sysv per row: its blocked factorization (the default workspace, n, runs unblocked: 2× slower at
 #: 600 rows)
 LDL_BLOCK = 64
@@ -82,17 +128,18 @@ def ldl_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     return x
 
 
-def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, least_squares: bool = True,
-                    guess: np.ndarray | None = None) -> np.ndarray | None:
-    """A symmetric (possibly indefinite, possibly singular) system: LDLᵀ, else (``least_squares``) least squares
-    (pivoted QR: gelsd's SVD measured to fail to converge on such systems), the least change from ``guess`` (default
-    0); None if that fails too. Singular systems occur in the polish (a partition's equations) and in the pair
-    form's b-equations near the ends of α; the certificate, not the solve, decides what is accepted."""
+def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray | None:
+    """A symmetric (possibly indefinite, possibly singular) system: LDLᵀ, else the least change from ``guess``
+    (:func:`least_change`); None if that fails too. Singular systems occur in the polish (a partition's equations)
+    and in the pair form's b-equations near the ends of α; the certificate, not the solve, decides what is
+    accepted."""
     solution = ldl_solve(matrix, rhs)
-    if solution is not None:
-        return solution
-    if not least_squares:
-        return None
+    return solution if solution is not None else least_change(matrix, rhs, guess)
+
+
+def least_change(matrix: np.ndarray, rhs: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray | None:
+    """The least-squares solution of a (singular) system nearest to ``guess`` (default 0), by pivoted QR (gelsd's SVD
+    measured to fail to converge on such systems); None if that fails."""
     if guess is None:
         guess = np.zeros_like(rhs)
     try:
@@ -187,6 +234,9 @@ class GramOperator:
         self.linear = not problem.is_kernel
         self.basis = problem.X if self.linear else problem.gram
         self.pinv = problem.coupling_pinv  # a property computed on every access: once per operator
+        #: the polish's solutions of a separable problem's nonsingular class blocks, by (class, the class's
+        #: partition): unique, so the crossovers of one solve, which share this operator, share them too
+        self.unique_blocks: dict = {}
 
     def pair_block(self, index) -> np.ndarray:
         """Q restricted to the pairs ``index``: Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} (docs/theory.md §9.3)."""
@@ -197,7 +247,10 @@ class GramOperator:
             Q = dense_gram(rows, rows)
         else:
             Q = self.basis[np.ix_(sample, sample)]
-        Q *= self.pinv[np.ix_(label, label)]
+        if label.size and (label == label[0]).all():  # one class (the polish of a separable problem): one entry
+            Q *= self.pinv[label[0], label[0]]
+        else:
+            Q *= self.pinv[np.ix_(label, label)]
         Q *= np.outer(sign, sign)
         return Q
 
@@ -206,9 +259,14 @@ class GramOperator:
         as a slice, when that is most of them: indexing would only copy)."""
         pairs, N = self.problem.pairs, self.problem.n_samples
         nonzero = np.flatnonzero(mu)
-        support, row = np.unique(pairs.sample[nonzero], return_inverse=True)
-        if 2 * support.size > N:
-            support, row = slice(None), pairs.sample[nonzero]
+        row = pairs.sample[nonzero]
+        # the samples present, by a mask rather than np.unique's sort (measured on the small one-vs-rest label
+        # matrices, μ nonzero on half the pairs: 35 instead of 74 µs a call, several calls a polish round)
+        present = np.zeros(N, dtype=bool)
+        present[row] = True
+        support = slice(None)
+        if 2 * np.count_nonzero(present) <= N:
+            support, row = np.flatnonzero(present), (np.cumsum(present) - 1)[row]
         M = np.zeros((N if isinstance(support, slice) else support.size, self.problem.n_classes))
         M[row, pairs.label[nonzero]] = pairs.sign[nonzero] * mu[nonzero]
         return support, M @ self.pinv
@@ -297,13 +355,22 @@ class Stepper(Protocol):
         """(coef, b) of ``state`` in the reported parametrization."""
 
 
-@dataclass
 class State:
     """One MM iterate. ``params`` is the iterate in the stepper's own coordinates (a tuple of arrays,
     linear in θ so that over-relaxation is a linear combination); None for a warm start given as (coef, b).
-    ``r`` are the pair residuals, ``reg`` = R(W), ``b`` the biases."""
+    ``r`` are the pair residuals, ``reg`` = R(W), ``b`` the biases.
 
-    params: tuple | None
-    r: np.ndarray
-    reg: float
-    b: np.ndarray
+    ``reg`` may be given as a function of no arguments, called at the first read: most of an interior point's
+    iterates (its predictor, a direction it steps only part of) are never evaluated (measured: R of every primal
+    fit was 8 % of a profiled interior-point solve on small one-vs-rest label matrices)."""
+
+    __slots__ = ("params", "r", "_reg", "b")
+
+    def __init__(self, params: tuple | None, r: np.ndarray, reg: float | Callable[[], float], b: np.ndarray):
+        self.params, self.r, self._reg, self.b = params, r, reg, b
+
+    @property
+    def reg(self) -> float:
+        if callable(self._reg):
+            self._reg = self._reg()
+        return self._reg

@@ -21,7 +21,7 @@ from ...objective import objective
 from ...problem import Problem, class_sums
 from .active_set import (IN_I, IN_S, IN_V, KKT_TOL, MAX_ROUNDS, PartitionSolution, active_set_finish, free_parameters,
                          partition)
-from .common import GramOperator, separable, symmetric_solve
+from .common import GramOperator, least_change, ldl_solve, separable
 
 #: the largest margin set whose singular partition system is solved by least squares (of one class's block, for a
 #: separable problem)
@@ -144,19 +144,35 @@ class DensePartition:
         F = self.operator.apply(mu) + self.b
         return PartitionSolution(mu, 1.0 - pairs.sign * F[pairs.sample, pairs.label], float(np.abs(F).max()))
 
-    def _solve(self, S, classes, rhs, guess):
-        # least squares on a singular partition only while it is cheap: a degenerate margin set of thousands of
-        # pairs cost 1.3 s a round (scene with every non-label a negative: 35 of 47 s)
-        return symmetric_solve(self.matrix(S, classes), rhs, least_squares=S.size <= LEAST_SQUARES_LIMIT,
-                               guess=guess)
+    def _solve(self, S, classes, rhs, guess, key: tuple | None = None):
+        """The partition system of the margin pairs ``S`` and the biases of ``classes``: LDLᵀ, else the least change
+        from the iterate (:meth:`_least_change`). ``key`` (class k, its partition) names one class's block of a
+        separable problem: a nonsingular block's solution is unique and depends on the class's partition alone, and
+        is kept for the other crossovers of the solve, which share the operator (:meth:`_by_class`); a singular
+        block's least change from this crossover's iterate is its own."""
+        matrix = self.matrix(S, classes)
+        solution = ldl_solve(matrix, rhs)
+        if solution is None:
+            return self._least_change(matrix, S, rhs, guess)
+        if key is not None:
+            self.operator.unique_blocks[key] = solution
+        return solution
+
+    @staticmethod
+    def _least_change(matrix, S, rhs, guess):
+        """A singular partition system's least change from the iterate (:func:`~.common.least_change`), only while
+        it is cheap: a degenerate margin set of thousands of pairs cost 1.3 s a round (scene with every non-label
+        a negative: 35 of 47 s); else None."""
+        return least_change(matrix, rhs, guess) if S.size <= LEAST_SQUARES_LIMIT else None
 
     def _by_class(self, S, sets, rhs, guess):
         """The system of a separable problem, class by class: it is block diagonal (P⁺ = I, one bias equation per
         class), and K blocks of n_k + 1 cost Σ n_k³ instead of (Σ n_k)³. A singular block is solved by its least
         change, as the whole system would be below LEAST_SQUARES_LIMIT (its least-squares problem splits by block
-        too). A class's block
-        depends on its own pairs' partition alone: one an earlier round solved is not solved again (an active-set
-        round moves the pairs of a few classes)."""
+        too). A class's block depends on its own pairs' partition alone: one an earlier round solved is not solved
+        again (an active-set round moves the pairs of a few classes), nor a nonsingular one an earlier crossover of
+        the solve solved (measured on small one-vs-rest label matrices: a third of the blocks of a solve's
+        crossovers)."""
         problem, nS, x = self.problem, S.size, np.empty(rhs.size)
         cuts = np.searchsorted(problem.pairs.label[S], np.arange(problem.n_classes + 1))
         bounds = problem.pairs.class_bounds(problem.n_classes)
@@ -164,7 +180,9 @@ class DensePartition:
             rows = np.r_[lo:hi, nS + k]
             key = (k, sets[bounds[k]:bounds[k + 1]].tobytes())
             if key not in self.blocks:
-                self.blocks[key] = self._solve(S[lo:hi], np.array([k]), rhs[rows], guess[rows])
+                shared = self.operator.unique_blocks.get(key)
+                self.blocks[key] = (shared if shared is not None else
+                                    self._solve(S[lo:hi], np.array([k]), rhs[rows], guess[rows], key))
             if self.blocks[key] is None:
                 return None
             x[rows] = self.blocks[key]
