@@ -115,7 +115,7 @@ def test_replace_equals_the_constructor_for_every_field(changes):
                   negative_weight=[1.0, 2.0, 1.0])
     assert tuple(fields) == tuple(inspect.signature(Problem).parameters) == FIELDS  # every constructor argument
     p = Problem(**fields)
-    p.kernel_factor  # computed before the copy
+    p.kernel_factor, p.cost  # computed (and kept) before the copy
     q = p.replace(**changes)
     expected = Problem(**{**fields, **changes})
     for name in ("variant", "kernel", "alpha", "beta", "bias_penalty", "gamma", "degree", "coef0"):
