@@ -176,16 +176,19 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         (multilabel: every row without the label, unlabeled rows included) is a known negative of it
         (Y_ik = −1, docs/theory.md §1), a coupled one-vs-rest that keeps the α coupling.
     negative_balance : float in [0, 1] or "auto", default="auto"
-        How a label's known negatives weigh against its positives: with P_k and N_k the (sample-weighted) numbers
-        of label k's positive and negative pairs, each negative pair's cost is multiplied by (P_k/N_k)^p, p =
-        ``negative_balance``, and all of the label's pair costs by the factor that keeps their total (``Problem``'s
-        ``negative_weight`` and ``label_weight``). 0: every pair alike (one-vs-rest's weighting); 1: the negatives
-        together weigh as much as the positives. ``"auto"``: 0.5 for 1-D class labels, 0 for an indicator matrix
-        (``AUTO_NEGATIVE_BALANCE``, measured). Without the balance a class that the rest surrounds is often fitted
-        as w_k = 0 — a constant score, which the argmax cannot rank by the pattern: on 10 classes from
-        scikit-learn's ``make_classification`` the accuracy fell to 0.31 against one-vs-rest ``LinearSVC``'s 0.56;
-        0.5 gives 0.54 and keeps the bundled sets (docs/benchmarks/defaults.md). Label matrices keep 0: the learned
-        rule sets each label's threshold itself. No effect with ``negatives="none"`` (no negative pairs).
+        How a label's known negatives weigh against its positives: with P_k and N_k the numbers of label k's
+        positive and negative pairs, weighted by ``sample_weight`` and, for 1-D ``y``, ``class_weight`` (so with
+        ``class_weight="balanced"`` every class has P_k/N_k = 1/(K − 1)), each negative pair's cost is multiplied
+        by (P_k/N_k)^p, p = ``negative_balance``, and all of the label's pair costs by the factor that keeps their
+        total (``Problem``'s ``negative_weight`` and ``label_weight``). 0: every pair alike (one-vs-rest's
+        weighting); 1: the negatives together weigh as much as the positives. ``"auto"``: 0.5 for 1-D class labels, 0
+        for an indicator matrix (``AUTO_NEGATIVE_BALANCE``, measured). Without the balance a class that the rest
+        surrounds is often fitted as w_k = 0 — a constant score, which the argmax cannot rank by the pattern: on 10
+        classes from scikit-learn's ``make_classification`` the accuracy fell to 0.31 against one-vs-rest
+        ``LinearSVC``'s 0.56; 0.5 gives 0.54 and keeps the bundled sets (docs/benchmarks/defaults.md). Label matrices
+        keep 0: the learned rule sets each label's threshold itself. No effect on a label without known negatives (e.g.
+        ``negatives="none"`` with 0/1 targets). Binary 1-D ``y`` measured within 0.005 of p = 0 (breast cancer and
+        generated sets with 50–95 % in one class, linear and RBF).
     decision_rule : {"auto", "paper", "cv"}, default="auto"
         Multilabel only (1-D ``y`` is always predicted by the argmax). ``"paper"``: ``threshold`` and
         ``fallback``. ``"auto"``: "cv" with ``negatives="rest"``, "paper" with ``negatives="none"``. ``"cv"``: a
@@ -285,7 +288,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         κ₀, the mean κ(x_i, x_i) over the training rows (on the features of ``kernel_approximation``, if any).
     hinge_weight_ : float
         The problem's β: ``beta / kernel_scale_`` (``beta_scale="kernel"``) or ``beta`` (``"auto"``: its value for
-        the fitted kind of target).
+        the fitted kind of target and kernel).
     rule_ : DecisionRule
         A learned rule (``decision_rule`` "cv", or "auto" with negatives) with an indicator matrix only: the rule
         used (``rule_.predict(F)``), the paper's when the learner did not beat it.
@@ -771,8 +774,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         elif constant.any():
             labels = self.fitted_labels_[constant]
             fix = ("give every label known negatives (negatives='rest'), or increase beta" if self.negatives == "none"
-                   else "raise negative_balance towards 1 (the label's negatives then weigh less against its "
-                        "positives), or weigh the rare labels up (class_weight='balanced')")
+                   else "raise negative_balance towards 1 (a label's negatives then weigh more like its positives; "
+                        "neither beta nor class_weight changes that balance, docs/theory.md §5)")
             values = ", ".join(f"b = {b:.7g} for {k!r}" for k, b in zip(self.classes_[labels].tolist(),
                                                                          result.b[constant]))
             warnings.warn(f"label(s) {self.classes_[labels].tolist()} are degenerate: their decision values are the "
@@ -977,12 +980,11 @@ def balance_weights(Y, sample_weight, power: float) -> tuple[np.ndarray, np.ndar
     """(scale, negative_weight) of ``negative_balance`` = ``power`` p for the signed targets Y (N×K; 1, −1, 0) and
     the rows' weights: label k's negative pairs weigh ρ_k = (P_k/N_k)^p each, and all its pairs are scaled by
     (P_k + N_k)/(P_k + ρ_k N_k) to keep their total (P_k, N_k: the weights of its positive and negative rows; ρ_k = 1
-    for a label without negatives) — ``Problem``'s ``negative_weight`` and a factor of its ``label_weight``."""
+    for a label without negatives) — ``Problem``'s ``negative_weight`` and a factor of its ``label_weight``. Every
+    label needs a positive row of positive weight (as every ``Problem`` class does)."""
     positive = sample_weight @ (Y == 1)
     negative = sample_weight @ (Y == -1)
-    has = negative > 0
-    ratio = np.ones_like(positive)
-    ratio[has] = (positive[has] / negative[has]) ** power
+    ratio = np.divide(positive, negative, out=np.ones_like(positive), where=negative > 0) ** power
     return (positive + negative) / (positive + ratio * negative), ratio
 
 

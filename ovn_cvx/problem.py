@@ -244,8 +244,8 @@ class Problem:
         Positive weights s_i.
     label_weight : array-like of shape (K,), optional
         Positive per-class weights v_k (e.g. class weights of a multilabel problem); the cost of a pair is
-        c_p = β s_{i_p} v_{k_p}. Every cost must lie within ``COST_RANGE`` = [1e-100, 1e100] (a ValueError naming
-        beta, sample_weight and label_weight otherwise).
+        c_p = β s_{i_p} v_{k_p} (times ``negative_weight``'s u_{k_p} for a known negative). Every cost must lie
+        within ``COST_RANGE`` = [1e-100, 1e100] (a ValueError naming the weights otherwise).
     negative_weight : array-like of shape (K,), optional
         Positive factors u_k on the cost of class k's known-negative pairs (Y = −1): their cost is
         c_p = β s_{i_p} v_{k_p} u_{k_p}, a positive pair's stays β s_{i_p} v_{k_p} (e.g. to balance a class's
@@ -309,9 +309,10 @@ class Problem:
             self.negative_weight = u = _positive_weights("negative_weight", value("negative_weight"), self.n_classes)
             label, sample = np.nonzero(Y.T)  # class-major order
             sign = Y[sample, label]
+            negative = sign < 0
             with np.errstate(over="ignore", under="ignore"):  # a product beyond the float range: _check_costs
                 weight = s[sample] * v[label]
-                weight[sign < 0] *= u[label[sign < 0]]
+                weight[negative] *= u[label[negative]]
             self.pairs = Pairs(sample=sample, label=label, sign=sign, weight=weight)
         if changed & {"alpha", "beta", "bias_penalty", "variant", "Y"}:
             self._set_hyperparameters(value("alpha"), value("beta"), value("bias_penalty"))

@@ -62,13 +62,14 @@ def test_negative_weight_multiplies_the_cost_of_the_negative_pairs_only():
 
 
 @pytest.mark.parametrize("method", ["mm", "smo"])
-def test_negative_weight_problem_is_solved_as_the_reference(method):
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_negative_weight_problem_is_solved_as_the_reference(method, kernel):
     """Every solver reads the weighted costs: the fast solvers' certified optimum is the CVXPY reference's."""
     rng = np.random.default_rng(3)
     Xr = rng.normal(size=(40, 3))
     yr = np.argmax(Xr @ rng.normal(size=(3, 3)) + rng.normal(size=(40, 3)), axis=1)
     Yn = np.where(np.eye(3)[yr] == 1, 1.0, -1.0)
-    p = Problem(Xr, Yn, "SwSb", bias_penalty=0.0, beta=2.0, negative_weight=[0.3, 0.6, 1.5])
+    p = Problem(Xr, Yn, "SwSb", kernel, bias_penalty=0.0, beta=2.0, negative_weight=[0.3, 0.6, 1.5])
     ref = ovn_cvx.solve(p, method="cvxpy", solver="CLARABEL")
     fast = ovn_cvx.solve(p, method=method, gap_tol=1e-8)
     assert fast.success
@@ -103,7 +104,7 @@ Ym = np.where(np.arange(9)[:, None] == 0, 1.0, Y)  # sample 0 in every class: an
 CHANGES = [dict(X=X + 1.0), dict(Y=Ym), dict(variant="HwSb", alpha=0.0), dict(kernel="poly"), dict(alpha=0.3),
            dict(beta=2.5), dict(bias_penalty=0.1), dict(gamma=0.7), dict(degree=2), dict(coef0=1.5),
            dict(sample_weight=np.arange(1.0, 10.0)), dict(label_weight=[1.0, 3.0, 0.5]),
-           dict(Y=2.0 * Y - 1.0, negative_weight=[0.5, 1.0, 3.0])]
+           dict(negative_weight=[0.5, 1.0, 3.0]), dict(Y=2.0 * Y - 1.0, negative_weight=[0.5, 1.0, 3.0])]
 
 
 @pytest.mark.parametrize("changes", CHANGES, ids=lambda c: "+".join(c))
@@ -315,6 +316,22 @@ def test_pair_costs_are_checked_as_products():
         p.replace(beta=1e-79)  # 1e101 for class 0
     with pytest.raises(ValueError, match="pair costs"):
         p.replace(label_weight=np.array([1.0, 1e-11, 1.0]))  # 1e-101 for class 1
+
+
+@pytest.mark.parametrize("inside", [True, False])
+def test_negative_weight_counts_in_the_cost_range_on_negative_pairs_only(inside):
+    """u_k multiplies only a known negative's cost: at the range's low end just inside/outside on a ±1 problem, and
+    no effect at all on a problem without negatives."""
+    lo = COST_RANGE[0]
+    factor = np.array([lo if inside else lo / 2, 1.0, 1.0])
+    plain = Problem(X, Y, negative_weight=np.array([lo / 2, 1.0, 1.0]))  # no negative pair: nothing to check
+    assert plain.cost.min() == 1.0
+    if not inside:
+        with pytest.raises(ValueError, match="negative_weight"):
+            Problem(X, 2.0 * Y - 1.0, negative_weight=factor)
+        return
+    signed = Problem(X, 2.0 * Y - 1.0, negative_weight=factor)
+    assert signed.cost.min() == lo and signed.cost[signed.pairs.sign > 0].min() == 1.0
 
 
 @pytest.mark.parametrize("weights", [dict(beta=1e100, label_weight=np.array([1e-200, 1.0, 1.0])),
