@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import ovn_cvx
 from ovn_cvx import Problem, alpha_interval
-from ovn_cvx.duality import GapBound, _support, dual_value, feasible_dual, gap_bound
+from ovn_cvx.duality import GapBound, dual_value, feasible_dual, gap_bound, support_index
 from ovn_cvx.kkt import CONSTRAINT_TOL, KKT_TOL, KKTCertificate, box_violation, kkt_certificate
 from ovn_cvx.qp import solve_qp
 from ovn_cvx.solvers.mm.forms import better as _better
@@ -203,7 +203,7 @@ def test_feasible_dual_lies_in_the_box_with_equal_masses(case):
 @pytest.mark.parametrize("size", [0, 1, 7, 60])
 def test_support_is_numpy_unique_with_its_inverse(size):
     samples = np.random.default_rng(size).integers(0, 20, size=size)
-    support, row = _support(20, samples)
+    support, row = support_index(20, samples)
     expected, inverse = np.unique(samples, return_inverse=True)
     np.testing.assert_array_equal(support, expected)
     np.testing.assert_array_equal(row, inverse)

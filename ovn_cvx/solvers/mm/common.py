@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgError, lstsq
 from scipy.linalg.lapack import dpotrf, dpotrs, dsycon, dsysv
 
-from ...duality import EPS
+from ...duality import EPS, support_index
 from ...problem import Problem
 
 #: curvature of the generalized Newton model outside the band, relative to the band's c/(2ε) (docs/theory.md §9.7): it
@@ -260,15 +260,11 @@ class GramOperator:
         pairs, N = self.problem.pairs, self.problem.n_samples
         nonzero = np.flatnonzero(mu)
         row = pairs.sample[nonzero]
-        # the samples present, by a mask rather than np.unique's sort (measured on the small one-vs-rest label
-        # matrices, μ nonzero on half the pairs: 35 instead of 74 µs a call, several calls a polish round)
-        present = np.zeros(N, dtype=bool)
-        present[row] = True
-        support = slice(None)
-        if 2 * np.count_nonzero(present) <= N:
-            support, row = np.flatnonzero(present), (np.cumsum(present) - 1)[row]
+        support, index = support_index(N, row)
+        if 2 * support.size > N:
+            support, index = slice(None), row
         M = np.zeros((N if isinstance(support, slice) else support.size, self.problem.n_classes))
-        M[row, pairs.label[nonzero]] = pairs.sign[nonzero] * mu[nonzero]
+        M[index, pairs.label[nonzero]] = pairs.sign[nonzero] * mu[nonzero]
         return support, M @ self.pinv
 
     def apply(self, mu: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
