@@ -128,15 +128,6 @@ def ldl_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     return x
 
 
-def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray | None:
-    """A symmetric (possibly indefinite, possibly singular) system: LDLᵀ, else the least change from ``guess``
-    (:func:`least_change`); None if that fails too. Singular systems occur in the polish (a partition's equations)
-    and in the pair form's b-equations near the ends of α; the certificate, not the solve, decides what is
-    accepted."""
-    solution = ldl_solve(matrix, rhs)
-    return solution if solution is not None else least_change(matrix, rhs, guess)
-
-
 def least_change(matrix: np.ndarray, rhs: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray | None:
     """The least-squares solution of a (singular) system nearest to ``guess`` (default 0), by pivoted QR (gelsd's SVD
     measured to fail to converge on such systems); None if that fails."""
