@@ -57,8 +57,12 @@ class GapBound:
         return self.absolute / max(1.0, abs(self.primal))
 
 
-def _class_masses(problem: Problem, mu: np.ndarray) -> np.ndarray:
-    return class_sums(problem.pairs.sign * mu, problem.pairs.class_bounds(problem.n_classes))
+def class_masses(problem: Problem, mu: np.ndarray, bounds: np.ndarray | None = None) -> np.ndarray:
+    """The class masses m_k = Σ_{p: k_p = k} y_p μ_p of pair multipliers ``mu``, in the order of ``problem.pairs``;
+    ``bounds``: the pairs' class bounds (:meth:`~ovn_cvx.problem.Pairs.class_bounds`), when already known."""
+    if bounds is None:
+        bounds = problem.pairs.class_bounds(problem.n_classes)
+    return class_sums(problem.pairs.sign * mu, bounds)
 
 
 def _common_mass(problem: Problem, mass: np.ndarray, lowest: np.ndarray, highest: np.ndarray) -> float:
@@ -119,7 +123,7 @@ def feasible_dual(problem: Problem, mu) -> np.ndarray:
     bounds = pairs.class_bounds(problem.n_classes)
     highest = class_sums(np.where(positive, c, 0.0), bounds)
     lowest = -class_sums(np.where(positive, 0.0, c), bounds)
-    mass = class_sums(pairs.sign * mu, bounds)
+    mass = class_masses(problem, mu, bounds)
     target = _common_mass(problem, mass, lowest, highest)
     for k in np.flatnonzero(mass != target):
         s = slice(bounds[k], bounds[k + 1])
@@ -181,7 +185,7 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
     value = total - 0.5 * quadratic
     error = 0.5 * error + EPS * (mu.size * total + 0.5 * quadratic)
     if not problem.hard_b and problem.bias_penalty > 0:
-        m = float(_class_masses(problem, mu).mean())
+        m = float(class_masses(problem, mu).mean())
         m_error = mu.size * EPS * total
         value -= m * m / (4.0 * problem.bias_penalty)
         error += (2.0 * abs(m) * m_error + m_error * m_error + EPS * m * m) / (4.0 * problem.bias_penalty)
