@@ -73,7 +73,7 @@ def test_block_cholesky_solves_as_the_per_block_factors(orders):
     rng = np.random.default_rng(5)
     H = spd_stack(rng, 5, 9, orders)
     stack = BlockCholesky(H.copy(), WHAT)
-    assert stack.blocks is None  # no block needed the per-block path
+    assert not stack.shifted  # no block needed the per-block path
     single = [Cholesky(h.copy(), "block") for h in H]
     g = rng.normal(size=(5, 9))
     got = stack.solve(g)
@@ -93,7 +93,7 @@ def test_block_cholesky_semidefinite_block_is_shifted_as_per_block():
     H = spd_stack(rng, 3, 6, 0)
     H[1] = np.ones((6, 6))  # rank 1, unit diagonal: the second pivot is exactly 0
     stack = BlockCholesky(H.copy(), WHAT)
-    assert stack.factors is None and len(stack.blocks) == 3
+    assert stack.shifted and len(stack.factors) == 3 and stack.scale.shape == (3, 6)
     single = [Cholesky(h.copy(), "block") for h in H]
     g = rng.normal(size=(3, 6))
     np.testing.assert_array_equal(stack.solve(g), np.stack([c.solve(gk) for c, gk in zip(single, g)]))
