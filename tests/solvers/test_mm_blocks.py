@@ -105,17 +105,22 @@ def test_block_cholesky_semidefinite_block_is_shifted_as_per_block():
     (0.0, r"MM block 2 of the majorizer is not positive definite \(diagonal entry 4 <= 0\)"),
     (-1.0, r"MM block 2 of the majorizer is not positive definite \(diagonal entry 4 <= 0\)"),
     (np.nan, r"MM block 2 of the majorizer is not positive definite \(diagonal entry 4 <= 0\)"),
-    (1e-300, None),  # just inside: a positive diagonal entry passes the test (the block is then semidefinite)
+    (1e-300, None),  # just inside: a positive diagonal entry passes the test (equilibrated, the block factors)
 ])
 def test_block_cholesky_diagonal_boundary(entry, message):
-    """A zero, negative or NaN diagonal entry is the error of :class:`Cholesky` naming the block and the entry; the
-    smallest positive one is not."""
+    """A zero, negative or NaN diagonal entry is the error of :class:`Cholesky` naming the block and the entry; a
+    tiny positive one (1e-300) is not: the stack takes its fast path and solves as the per-block factors."""
     rng = np.random.default_rng(7)
     H = spd_stack(rng, 4, 6, 0)
     H[2, 4, :] = H[2, :, 4] = 0.0
     H[2, 4, 4] = entry
     if message is None:
-        BlockCholesky(H, WHAT)
+        stack = BlockCholesky(H.copy(), WHAT)
+        assert not stack.shifted
+        g = rng.normal(size=(4, 6))
+        expected = np.stack([Cholesky(h.copy(), "block").solve(gk) for h, gk in zip(H, g)])
+        assert expected[2, 4] == pytest.approx(g[2, 4] / 1e-300, rel=1e-14)  # the tiny entry's own equation
+        np.testing.assert_array_equal(stack.solve(g), expected)
         return
     with pytest.raises(LinAlgError, match=message):
         BlockCholesky(H.copy(), WHAT)
