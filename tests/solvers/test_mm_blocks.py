@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy.linalg import LinAlgError
 
-from ovn_cvx.solvers.mm.common import BlockCholesky, Cholesky
+from ovn_cvx.objective import regularizer
+from ovn_cvx.solvers.mm.common import BlockCholesky, Cholesky, GramOperator, State
 from ovn_cvx.solvers.mm.primal import PrimalStepper, PrimalSystem, shared_grams, weighted_gram
 
 from test_mm_linear_default import default_problem
@@ -170,8 +171,6 @@ def test_primal_system_coupled_solve_against_the_dense_system():
 def test_pair_block_of_one_class_is_the_general_formula(multiclass_data, make_problem, alpha):
     """Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} by hand, for the pairs of one class (the polish of a separable
     problem: P⁺ read once) and for pairs of several classes; P⁺_kk ≠ 1 at α ≠ 0."""
-    from ovn_cvx.solvers.mm.common import GramOperator
-
     p = make_problem(multiclass_data, "SwSb", "linear", alpha=alpha)
     operator = GramOperator(p)
     pairs, G, pinv = p.pairs, p.X @ p.X.T, p.coupling_pinv
@@ -189,8 +188,6 @@ def test_pair_block_of_one_class_is_the_general_formula(multiclass_data, make_pr
 def test_dual_coef_support_at_its_boundary(multiclass_data, make_problem, n_present, as_slice):
     """The rows of A = M P⁺ of the samples with a nonzero μ_p, in sample order; all samples (a slice) once more than
     half of them are present (N = 45 here: 23 samples or more; 22 is just inside the index form)."""
-    from ovn_cvx.solvers.mm.common import GramOperator
-
     p = make_problem(multiclass_data, "SwSb", "linear", alpha=0.3)
     N, pairs = p.n_samples, p.pairs
     assert N == 45
@@ -215,9 +212,6 @@ def test_dual_coef_support_at_its_boundary(multiclass_data, make_problem, n_pres
 def test_state_regularizer_is_computed_once_at_its_first_read():
     """R given as a function is called at the first read of ``reg`` and never again; a primal iterate's R is the
     objective's regularizer of its coefficients."""
-    from ovn_cvx.objective import regularizer
-    from ovn_cvx.solvers.mm.common import State
-
     calls = []
     state = State(None, np.zeros(1), lambda: calls.append(1) or 2.5, np.zeros(1))
     assert not calls
