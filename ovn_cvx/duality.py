@@ -58,8 +58,35 @@ class GapBound:
 
 
 def class_masses(problem: Problem, mu: np.ndarray, bounds: np.ndarray | None = None) -> np.ndarray:
-    """The class masses m_k = Σ_{p: k_p = k} y_p μ_p of pair multipliers ``mu``, in the order of ``problem.pairs``;
-    ``bounds``: the pairs' class bounds (:meth:`~ovn_cvx.problem.Pairs.class_bounds`), when already known."""
+    """The class masses m_k = Σ_{p: k_p = k} y_p μ_p of pair multipliers μ (docs/theory.md §6): a dual-feasible μ
+    has them all equal.
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    mu : ndarray of shape (n_pairs,)
+        Pair multipliers, in the order of ``problem.pairs``.
+    bounds : ndarray of shape (n_classes + 1,), optional
+        The pairs' class bounds (``problem.pairs.class_bounds(problem.n_classes)``), when already known.
+
+    Returns
+    -------
+    ndarray of shape (n_classes,)
+        The class masses.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.duality import class_masses, feasible_dual
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, np.arange(30) % 3, beta=1.0)
+    >>> class_masses(problem, np.full(30, 0.5))            # ten positive pairs a class
+    array([5., 5., 5.])
+    >>> mu = feasible_dual(problem, np.linspace(0.0, 1.0, 30))
+    >>> bool(np.ptp(class_masses(problem, mu)) <= 1e-12)  # one common mass
+    True
+    """
     if bounds is None:
         bounds = problem.pairs.class_bounds(problem.n_classes)
     return class_sums(problem.pairs.sign * mu, bounds)
@@ -195,7 +222,29 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
 def support_index(n_samples: int, samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct ``samples`` in increasing order and each entry's index among them: what ``np.unique`` with
     ``return_inverse`` gives, by a mask over the samples instead of a sort (measured on the small one-vs-rest label
-    matrices, μ nonzero on half the pairs: 35 instead of 74 µs a call, several calls a polish round)."""
+    matrices, μ nonzero on half the pairs: 35 instead of 74 µs a call, several calls a polish round).
+
+    Parameters
+    ----------
+    n_samples : int
+        The number of samples N.
+    samples : ndarray of int of shape (n,)
+        Sample indices in [0, N), in any order, repeats allowed (the samples of a dual point's nonzero pairs).
+
+    Returns
+    -------
+    support : ndarray of int
+        The distinct samples, increasing.
+    index : ndarray of int of shape (n,)
+        Each entry's position in ``support``: ``support[index]`` is ``samples``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ovn_cvx.duality import support_index
+    >>> support_index(6, np.array([4, 1, 4, 2]))
+    (array([1, 2, 4]), array([2, 0, 2, 1]))
+    """
     present = np.zeros(n_samples, dtype=bool)
     present[samples] = True
     return np.flatnonzero(present), (np.cumsum(present) - 1)[samples]
