@@ -57,8 +57,39 @@ class GapBound:
         return self.absolute / max(1.0, abs(self.primal))
 
 
-def _class_masses(problem: Problem, mu: np.ndarray) -> np.ndarray:
-    return class_sums(problem.pairs.sign * mu, problem.pairs.class_bounds(problem.n_classes))
+def class_masses(problem: Problem, mu: np.ndarray, bounds: np.ndarray | None = None) -> np.ndarray:
+    """The class masses m_k = Σ_{p: k_p = k} y_p μ_p of pair multipliers μ (docs/theory.md §6): a dual-feasible μ
+    has them all equal.
+
+    Parameters
+    ----------
+    problem : Problem
+        The training problem.
+    mu : ndarray of shape (n_pairs,)
+        Pair multipliers, in the order of ``problem.pairs``.
+    bounds : ndarray of shape (n_classes + 1,), optional
+        The pairs' class bounds (``problem.pairs.class_bounds(problem.n_classes)``), when already known.
+
+    Returns
+    -------
+    ndarray of shape (n_classes,)
+        The class masses.
+
+    Examples
+    --------
+    >>> import numpy as np, ovn_cvx
+    >>> from ovn_cvx.duality import class_masses, feasible_dual
+    >>> X = np.random.default_rng(0).normal(size=(30, 2))
+    >>> problem = ovn_cvx.Problem.from_labels(X, np.arange(30) % 3, beta=1.0)
+    >>> class_masses(problem, np.full(30, 0.5))            # ten positive pairs a class
+    array([5., 5., 5.])
+    >>> mu = feasible_dual(problem, np.linspace(0.0, 1.0, 30))
+    >>> bool(np.ptp(class_masses(problem, mu)) <= 1e-12)  # one common mass
+    True
+    """
+    if bounds is None:
+        bounds = problem.pairs.class_bounds(problem.n_classes)
+    return class_sums(problem.pairs.sign * mu, bounds)
 
 
 def _common_mass(problem: Problem, mass: np.ndarray, lowest: np.ndarray, highest: np.ndarray) -> float:
@@ -119,7 +150,7 @@ def feasible_dual(problem: Problem, mu) -> np.ndarray:
     bounds = pairs.class_bounds(problem.n_classes)
     highest = class_sums(np.where(positive, c, 0.0), bounds)
     lowest = -class_sums(np.where(positive, 0.0, c), bounds)
-    mass = class_sums(pairs.sign * mu, bounds)
+    mass = class_masses(problem, mu, bounds)
     target = _common_mass(problem, mass, lowest, highest)
     for k in np.flatnonzero(mass != target):
         s = slice(bounds[k], bounds[k + 1])
@@ -157,7 +188,7 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
     """
     pairs, K = problem.pairs, problem.n_classes
     nonzero = np.flatnonzero(mu)
-    support, row = _support(problem.n_samples, pairs.sample[nonzero])
+    support, row = support_index(problem.n_samples, pairs.sample[nonzero])
     M = np.bincount(row * K + pairs.label[nonzero], weights=pairs.sign[nonzero] * mu[nonzero],
                     minlength=support.size * K).reshape(support.size, K)
     # P⁺ = Π/(1−α) + (J/K)/(1+(K−1)α) (soft w) or Π (hard w): the centred and the mean part of M separately, each a
@@ -181,16 +212,39 @@ def dual_value(problem: Problem, mu: np.ndarray) -> float:
     value = total - 0.5 * quadratic
     error = 0.5 * error + EPS * (mu.size * total + 0.5 * quadratic)
     if not problem.hard_b and problem.bias_penalty > 0:
-        m = float(_class_masses(problem, mu).mean())
+        m = float(class_masses(problem, mu).mean())
         m_error = mu.size * EPS * total
         value -= m * m / (4.0 * problem.bias_penalty)
         error += (2.0 * abs(m) * m_error + m_error * m_error + EPS * m * m) / (4.0 * problem.bias_penalty)
     return value - error
 
 
-def _support(n_samples: int, samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def support_index(n_samples: int, samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct ``samples`` in increasing order and each entry's index among them: what ``np.unique`` with
-    ``return_inverse`` gives, by a mask over the samples instead of a sort."""
+    ``return_inverse`` gives, by a mask over the samples instead of a sort (measured on the small one-vs-rest label
+    matrices, μ nonzero on half the pairs: 35 instead of 74 µs a call, several calls a polish round).
+
+    Parameters
+    ----------
+    n_samples : int
+        The number of samples N.
+    samples : ndarray of int of shape (n,)
+        Sample indices in [0, N), in any order, repeats allowed (the samples of a dual point's nonzero pairs).
+
+    Returns
+    -------
+    support : ndarray of int
+        The distinct samples, increasing.
+    index : ndarray of int of shape (n,)
+        Each entry's position in ``support``: ``support[index]`` is ``samples``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ovn_cvx.duality import support_index
+    >>> support_index(6, np.array([4, 1, 4, 2]))
+    (array([1, 2, 4]), array([2, 0, 2, 1]))
+    """
     present = np.zeros(n_samples, dtype=bool)
     present[samples] = True
     return np.flatnonzero(present), (np.cumsum(present) - 1)[samples]

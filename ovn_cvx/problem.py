@@ -97,7 +97,7 @@ def class_sums(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_classes,) or (n_classes, d)
-        The sums by class.
+        The sums by class, in float64 (or the values' type, if wider), whether or not a class is empty.
 
     Examples
     --------
@@ -106,15 +106,15 @@ def class_sums(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     >>> class_sums(np.array([1.0, 2.0, 3.0]), np.array([0, 2, 2, 3]))   # class 1 has no pairs
     array([3., 0., 3.])
     """
-    starts = bounds[:-1]
+    starts, dtype = bounds[:-1], np.result_type(values, np.float64)
     filled = starts < bounds[1:]
     if filled.all():
-        return np.add.reduceat(values, starts, axis=0)
+        return np.add.reduceat(values, starts, axis=0, dtype=dtype)
     # reduceat gives an empty run the entry at its start (and a start past the end is an error): the classes with
     # pairs alone, whose runs are the same
-    sums = np.zeros((starts.size,) + values.shape[1:], dtype=np.result_type(values, np.float64))
+    sums = np.zeros((starts.size,) + values.shape[1:], dtype=dtype)
     if filled.any():
-        sums[filled] = np.add.reduceat(values, starts[filled], axis=0)
+        sums[filled] = np.add.reduceat(values, starts[filled], axis=0, dtype=dtype)
     return sums
 
 

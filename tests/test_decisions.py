@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import ovn_cvx
 from ovn_cvx import Problem, alpha_interval
-from ovn_cvx.duality import GapBound, _support, dual_value, feasible_dual, gap_bound
+from ovn_cvx.duality import GapBound, class_masses, dual_value, feasible_dual, gap_bound, support_index
 from ovn_cvx.kkt import CONSTRAINT_TOL, KKT_TOL, KKTCertificate, box_violation, kkt_certificate
 from ovn_cvx.qp import solve_qp
 from ovn_cvx.solvers.mm.forms import better as _better
@@ -203,10 +203,24 @@ def test_feasible_dual_lies_in_the_box_with_equal_masses(case):
 @pytest.mark.parametrize("size", [0, 1, 7, 60])
 def test_support_is_numpy_unique_with_its_inverse(size):
     samples = np.random.default_rng(size).integers(0, 20, size=size)
-    support, row = _support(20, samples)
+    support, row = support_index(20, samples)
     expected, inverse = np.unique(samples, return_inverse=True)
     np.testing.assert_array_equal(support, expected)
     np.testing.assert_array_equal(row, inverse)
+
+
+def test_class_masses_are_the_signed_sums_by_class(multilabel_data):
+    """m_k = Σ_{p: k_p = k} y_p μ_p, by hand (a bincount over the labels), with the class bounds given or not."""
+    X, Y, _ = multilabel_data
+    problem = Problem(X, np.where(Y > 0, 1.0, -1.0), "SwSb", beta=1.0)
+    pairs = problem.pairs
+    assert (pairs.sign < 0).any() and (pairs.sign > 0).any()
+    mu = np.random.default_rng(15).uniform(0.0, 1.0, len(pairs))
+    expected = np.bincount(pairs.label, weights=pairs.sign * mu, minlength=problem.n_classes)
+    np.testing.assert_allclose(class_masses(problem, mu), expected, rtol=1e-14, atol=1e-14)
+    given = class_masses(problem, mu, pairs.class_bounds(problem.n_classes))
+    np.testing.assert_array_equal(given, class_masses(problem, mu))
+    assert given.dtype == np.float64 and given.shape == (problem.n_classes,)
 
 
 def test_feasible_dual_caps_the_shift_on_a_class_with_negatives():

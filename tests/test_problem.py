@@ -46,6 +46,21 @@ def test_class_sums_are_the_sums_over_each_class_with_empty_classes(counts, widt
     assert np.all(got[np.array(counts) == 0] == 0.0)
 
 
+@pytest.mark.parametrize("counts", [(3, 1, 2), (3, 0, 2)])
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64, np.bool_])
+def test_class_sums_are_float64_with_or_without_an_empty_class(counts, dtype):
+    """One result type whatever the classes: float64 sums (accumulated in float64) of integer, boolean, single or
+    double values, the same numbers as the sums of the values converted to float64 first."""
+    label = np.repeat(np.arange(len(counts)), counts)
+    bounds = Pairs(np.arange(label.size), label, np.ones(label.size), np.ones(label.size)).class_bounds(len(counts))
+    values = (np.random.default_rng(1).normal(size=label.size) * 1e3).astype(dtype)
+    got = class_sums(values, bounds)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, class_sums(values.astype(np.float64), bounds))
+    expected = [values[label == k].astype(np.float64).sum() for k in range(len(counts))]
+    np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0)
+
+
 def test_label_weight_multiplies_the_pair_cost():
     p = Problem(X, Y, beta=0.5, sample_weight=np.arange(1, 10), label_weight=[1.0, 2.0, 4.0])
     np.testing.assert_array_equal(p.cost, 0.5 * (p.pairs.sample + 1) * np.array([1.0, 2.0, 4.0])[p.pairs.label])

@@ -1,6 +1,7 @@
 """The MM solver against the CVXPY reference, scikit-learn's binary SVM and the MM theory of docs/theory.md §9."""
 import numpy as np
 import pytest
+from scipy.linalg import LinAlgError
 from sklearn.svm import SVC
 
 import ovn_cvx
@@ -9,6 +10,8 @@ from ovn_cvx.testing import assert_matches_reference
 from ovn_cvx.datasets import make_data
 from ovn_cvx.labels import predict_labels
 from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
+from ovn_cvx.solvers.mm import pairs as pair_form
+from ovn_cvx.solvers.mm.common import GramOperator
 
 KERNELS = ["linear", "rbf"]
 # Clarabel at its default tolerances is off by up to 1.3e-4 in f (multilabel HwSb: ΔF 1.8e-8, ECOS 6.7e-7) while
@@ -56,6 +59,26 @@ def test_pair_form_iterates_equal_primal_iterates(multilabel_data, variant, newt
     np.testing.assert_allclose(runs[1].history, runs[0].history, rtol=1e-9)
     np.testing.assert_allclose(training_decision(p, runs[1].coef, runs[1].b),
                                training_decision(p, runs[0].coef, runs[0].b), atol=1e-7)
+
+
+@pytest.mark.parametrize("variant", ["SwSb", "SwHb"])
+def test_pair_form_b_equations_fall_back_to_least_squares(multiclass_data, variant, monkeypatch):
+    """b-equations that LDLᵀ rejects (singular or worse conditioned than eps) take their least-squares solution: on
+    a nonsingular system that is the same step; when that fails too, the error names the b-equations."""
+    X, Y = multiclass_data
+    p = Problem(X, Y, variant, alpha=0.2, beta=1.0, bias_penalty=0.3)
+    stepper = pair_form.PairStepper(p, GramOperator(p))
+    system = stepper.system(np.random.default_rng(13).uniform(0.5, 2.0, len(p.pairs)))
+    t = np.random.default_rng(14).normal(size=len(p.pairs))
+    direct = system.fit(t)
+    monkeypatch.setattr(pair_form, "ldl_solve", lambda matrix, rhs: None)
+    fallback = system.fit(t)
+    assert np.abs(direct.b).max() > 1e-3
+    np.testing.assert_allclose(fallback.b, direct.b, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fallback.params[0], direct.params[0], rtol=1e-9, atol=1e-12)
+    monkeypatch.setattr(pair_form, "least_change", lambda matrix, rhs: None)
+    with pytest.raises(LinAlgError, match="the b-equations of the pair-form system could not be solved"):
+        system.fit(t)
 
 
 def test_kernel_primal_on_eigen_features_matches_pair_form(multiclass_data, make_problem):

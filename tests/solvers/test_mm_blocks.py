@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy.linalg import LinAlgError
 
-from ovn_cvx.solvers.mm.common import BlockCholesky, Cholesky
+from ovn_cvx.objective import regularizer
+from ovn_cvx.solvers.mm.common import BlockCholesky, Cholesky, GramOperator, State
 from ovn_cvx.solvers.mm.primal import PrimalStepper, PrimalSystem, shared_grams, weighted_gram
 
 from test_mm_linear_default import default_problem
@@ -73,7 +74,7 @@ def test_block_cholesky_solves_as_the_per_block_factors(orders):
     rng = np.random.default_rng(5)
     H = spd_stack(rng, 5, 9, orders)
     stack = BlockCholesky(H.copy(), WHAT)
-    assert stack.blocks is None  # no block needed the per-block path
+    assert not stack.shifted  # no block needed the per-block path
     single = [Cholesky(h.copy(), "block") for h in H]
     g = rng.normal(size=(5, 9))
     got = stack.solve(g)
@@ -93,7 +94,7 @@ def test_block_cholesky_semidefinite_block_is_shifted_as_per_block():
     H = spd_stack(rng, 3, 6, 0)
     H[1] = np.ones((6, 6))  # rank 1, unit diagonal: the second pivot is exactly 0
     stack = BlockCholesky(H.copy(), WHAT)
-    assert stack.factors is None and len(stack.blocks) == 3
+    assert stack.shifted and len(stack.factors) == 3 and stack.scale.shape == (3, 6)
     single = [Cholesky(h.copy(), "block") for h in H]
     g = rng.normal(size=(3, 6))
     np.testing.assert_array_equal(stack.solve(g), np.stack([c.solve(gk) for c, gk in zip(single, g)]))
@@ -105,17 +106,22 @@ def test_block_cholesky_semidefinite_block_is_shifted_as_per_block():
     (0.0, r"MM block 2 of the majorizer is not positive definite \(diagonal entry 4 <= 0\)"),
     (-1.0, r"MM block 2 of the majorizer is not positive definite \(diagonal entry 4 <= 0\)"),
     (np.nan, r"MM block 2 of the majorizer is not positive definite \(diagonal entry 4 <= 0\)"),
-    (1e-300, None),  # just inside: a positive diagonal entry passes the test (the block is then semidefinite)
+    (1e-300, None),  # just inside: a positive diagonal entry passes the test (equilibrated, the block factors)
 ])
 def test_block_cholesky_diagonal_boundary(entry, message):
-    """A zero, negative or NaN diagonal entry is the error of :class:`Cholesky` naming the block and the entry; the
-    smallest positive one is not."""
+    """A zero, negative or NaN diagonal entry is the error of :class:`Cholesky` naming the block and the entry; a
+    tiny positive one (1e-300) is not: the stack takes its fast path and solves as the per-block factors."""
     rng = np.random.default_rng(7)
     H = spd_stack(rng, 4, 6, 0)
     H[2, 4, :] = H[2, :, 4] = 0.0
     H[2, 4, 4] = entry
     if message is None:
-        BlockCholesky(H, WHAT)
+        stack = BlockCholesky(H.copy(), WHAT)
+        assert not stack.shifted
+        g = rng.normal(size=(4, 6))
+        expected = np.stack([Cholesky(h.copy(), "block").solve(gk) for h, gk in zip(H, g)])
+        assert expected[2, 4] == pytest.approx(g[2, 4] / 1e-300, rel=1e-14)  # the tiny entry's own equation
+        np.testing.assert_array_equal(stack.solve(g), expected)
         return
     with pytest.raises(LinAlgError, match=message):
         BlockCholesky(H.copy(), WHAT)
@@ -165,8 +171,6 @@ def test_primal_system_coupled_solve_against_the_dense_system():
 def test_pair_block_of_one_class_is_the_general_formula(multiclass_data, make_problem, alpha):
     """Q_pq = y_p y_q P⁺_{k_p k_q} G_{i_p i_q} by hand, for the pairs of one class (the polish of a separable
     problem: P⁺ read once) and for pairs of several classes; P⁺_kk ≠ 1 at α ≠ 0."""
-    from ovn_cvx.solvers.mm.common import GramOperator
-
     p = make_problem(multiclass_data, "SwSb", "linear", alpha=alpha)
     operator = GramOperator(p)
     pairs, G, pinv = p.pairs, p.X @ p.X.T, p.coupling_pinv
@@ -184,8 +188,6 @@ def test_pair_block_of_one_class_is_the_general_formula(multiclass_data, make_pr
 def test_dual_coef_support_at_its_boundary(multiclass_data, make_problem, n_present, as_slice):
     """The rows of A = M P⁺ of the samples with a nonzero μ_p, in sample order; all samples (a slice) once more than
     half of them are present (N = 45 here: 23 samples or more; 22 is just inside the index form)."""
-    from ovn_cvx.solvers.mm.common import GramOperator
-
     p = make_problem(multiclass_data, "SwSb", "linear", alpha=0.3)
     N, pairs = p.n_samples, p.pairs
     assert N == 45
@@ -210,9 +212,6 @@ def test_dual_coef_support_at_its_boundary(multiclass_data, make_problem, n_pres
 def test_state_regularizer_is_computed_once_at_its_first_read():
     """R given as a function is called at the first read of ``reg`` and never again; a primal iterate's R is the
     objective's regularizer of its coefficients."""
-    from ovn_cvx.objective import regularizer
-    from ovn_cvx.solvers.mm.common import State
-
     calls = []
     state = State(None, np.zeros(1), lambda: calls.append(1) or 2.5, np.zeros(1))
     assert not calls

@@ -73,7 +73,6 @@ class ClassPartition(DensePartition):
         self.found = coef[:, self.k], self.b
         return "certified"
 
-
     def _class_dual(self, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(support, a): the samples of class k's pairs with μ_p ≠ 0 and their entries of column k of A = M P⁺,
         which is P⁺_kk y∘μ of class k's pairs alone for a μ that vanishes off them and a diagonal P⁺ (each sample has

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgError, lstsq
 from scipy.linalg.lapack import dpotrf, dpotrs, dsycon, dsysv
 
-from ...duality import EPS
+from ...duality import EPS, support_index
 from ...problem import Problem
 
 #: curvature of the generalized Newton model outside the band, relative to the band's c/(2ε) (docs/theory.md §9.7): it
@@ -63,31 +63,31 @@ class BlockCholesky:
     LAPACK potrf a block; the solves scale the K right-hand sides at once, one potrs a block. (numpy's batched
     Cholesky measured no faster than the potrf calls on K = 6–12 blocks of 21–73 rows, and slower with its stacked
     equilibration's large temporaries.) Where a block is not positive definite as it stands (a zero or NaN diagonal
-    entry, or potrf fails), every block goes through :class:`Cholesky`: its diagonal shifts, and its error naming
-    the first block it rejects."""
+    entry, or potrf fails), every block goes through :class:`Cholesky`: its diagonal shifts (``shifted``), and its
+    error naming the first block it rejects."""
 
     def __init__(self, H: np.ndarray, what: str):
         """``what`` names block k of the stack in an error, formatted with k (``"MM block {} of the majorizer"``)."""
         every = np.arange(H.shape[1])
         diagonal = H[:, every, every]
-        self.factors = self.blocks = None
+        #: whether a block needed :class:`Cholesky`'s diagonal shift (every block then went through it)
+        self.shifted = False
         if (diagonal > 0).all():  # also NaN
             self.scale = scale = 1.0 / np.sqrt(diagonal)
-            factors = []
+            self.factors = []
             for block, s in zip(H, scale):
                 factor, info = dpotrf(block * np.outer(s, s), lower=True, overwrite_a=True, clean=False)
                 if info:
                     break
-                factors.append(factor)
+                self.factors.append(factor)
             else:
-                self.factors = factors
                 return
-        self.blocks = [Cholesky(block, what.format(k)) for k, block in enumerate(H)]
+        blocks = [Cholesky(block, what.format(k)) for k, block in enumerate(H)]
+        self.shifted = True
+        self.factors, self.scale = [block.factor for block in blocks], np.stack([block.scale for block in blocks])
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         """H_k⁻¹ rhs_k for every block k (``rhs``: K×D)."""
-        if self.blocks is not None:
-            return np.stack([block.solve(part) for block, part in zip(self.blocks, rhs)])
         scaled = self.scale * rhs
         for factor, part in zip(self.factors, scaled):
             part[...] = dpotrs(factor, part, lower=True)[0]
@@ -96,8 +96,6 @@ class BlockCholesky:
 
     def inverse_sum(self, rhs: np.ndarray) -> np.ndarray:
         """Σ_k H_k⁻¹ rhs for one right-hand side ``rhs`` (D×m) of every block."""
-        if self.blocks is not None:
-            return sum(block.solve(rhs) for block in self.blocks)
         total = np.zeros(rhs.shape)
         for factor, scale in zip(self.factors, self.scale[:, :, None]):
             total += scale * dpotrs(factor, scale * rhs, lower=True)[0]
@@ -126,15 +124,6 @@ def ldl_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
     if info or not rcond >= EPS:
         return None
     return x
-
-
-def symmetric_solve(matrix: np.ndarray, rhs: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray | None:
-    """A symmetric (possibly indefinite, possibly singular) system: LDLᵀ, else the least change from ``guess``
-    (:func:`least_change`); None if that fails too. Singular systems occur in the polish (a partition's equations)
-    and in the pair form's b-equations near the ends of α; the certificate, not the solve, decides what is
-    accepted."""
-    solution = ldl_solve(matrix, rhs)
-    return solution if solution is not None else least_change(matrix, rhs, guess)
 
 
 def least_change(matrix: np.ndarray, rhs: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray | None:
@@ -260,15 +249,11 @@ class GramOperator:
         pairs, N = self.problem.pairs, self.problem.n_samples
         nonzero = np.flatnonzero(mu)
         row = pairs.sample[nonzero]
-        # the samples present, by a mask rather than np.unique's sort (measured on the small one-vs-rest label
-        # matrices, μ nonzero on half the pairs: 35 instead of 74 µs a call, several calls a polish round)
-        present = np.zeros(N, dtype=bool)
-        present[row] = True
-        support = slice(None)
-        if 2 * np.count_nonzero(present) <= N:
-            support, row = np.flatnonzero(present), (np.cumsum(present) - 1)[row]
+        support, index = support_index(N, row)
+        if 2 * support.size > N:
+            support, index = slice(None), row
         M = np.zeros((N if isinstance(support, slice) else support.size, self.problem.n_classes))
-        M[row, pairs.label[nonzero]] = pairs.sign[nonzero] * mu[nonzero]
+        M[index, pairs.label[nonzero]] = pairs.sign[nonzero] * mu[nonzero]
         return support, M @ self.pinv
 
     def apply(self, mu: np.ndarray, rows: np.ndarray | slice = slice(None)) -> np.ndarray:

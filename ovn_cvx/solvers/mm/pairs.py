@@ -11,7 +11,7 @@ from scipy.linalg import LinAlgError
 
 from ...objective import regularizer, residuals
 from ...problem import Problem
-from .common import NEWTON_DAMPING, Cholesky, GramOperator, State, hinge_slope, symmetric_solve
+from .common import NEWTON_DAMPING, Cholesky, GramOperator, State, hinge_slope, ldl_solve, least_change
 
 
 class PairStepper:
@@ -100,9 +100,14 @@ class PairSystem:
         h = self.cholesky.solve(rhs)
         rhs_b = st.Yb.T @ h
         K = rhs_b.size
-        b = symmetric_solve(self.b_system, np.append(rhs_b, 0.0) if st.problem.hard_b else rhs_b)
+        rhs_b = np.append(rhs_b, 0.0) if st.problem.hard_b else rhs_b
+        b = ldl_solve(self.b_system, rhs_b)
         if b is None:
-            raise LinAlgError("the b-equations of the pair-form system could not be solved")
+            # singular near the ends of α's interval: the least-squares solution (the certificate, not the solve,
+            # decides what is accepted)
+            b = least_change(self.b_system, rhs_b)
+            if b is None:
+                raise LinAlgError("the b-equations of the pair-form system could not be solved")
         b = b[:K]
         mu = h - self.HY @ b
         yb = st.sign * b[st.label]

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...duality import class_masses
 from ...objective import objective
-from ...problem import Problem, class_sums
+from ...problem import Problem
 from .active_set import (IN_I, IN_S, IN_V, KKT_TOL, MAX_ROUNDS, PartitionSolution, active_set_finish, free_parameters,
                          partition)
 from .common import GramOperator, least_change, ldl_solve, separable
@@ -90,6 +91,7 @@ class DensePartition:
         self.problem, self.operator, self.reference = problem, operator, reference
         self.iterate_b, self.iterate_mu = iterate_b, iterate_mu
         self.separable = separable(problem)
+        self.bounds = problem.pairs.class_bounds(problem.n_classes)
         self.blocks: dict = {}  # a separable problem's solved class blocks, by the class's partition
         self.certificate: dict = {}
         self.mu = self.b = None
@@ -121,7 +123,7 @@ class DensePartition:
         rhs = np.zeros(nS + K + (1 if problem.hard_b else 0))
         # (Q_{SV} c_V): the margin pairs' decision values without bias from the V pairs alone
         rhs[:nS] = 1.0 - y[S] * self.operator.apply(mu_V, pairs.sample[S])[np.arange(nS), label[S]]
-        rhs[nS:nS + K] = -class_sums(y * mu_V, pairs.class_bounds(K))
+        rhs[nS:nS + K] = -class_masses(problem, mu_V, self.bounds)
         return rhs
 
     def solve(self, sets: np.ndarray) -> PartitionSolution | None:
@@ -175,7 +177,7 @@ class DensePartition:
         crossovers)."""
         problem, nS, x = self.problem, S.size, np.empty(rhs.size)
         cuts = np.searchsorted(problem.pairs.label[S], np.arange(problem.n_classes + 1))
-        bounds = problem.pairs.class_bounds(problem.n_classes)
+        bounds = self.bounds
         for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
             rows = np.r_[lo:hi, nS + k]
             key = (k, sets[bounds[k]:bounds[k + 1]].tobytes())
@@ -192,8 +194,7 @@ class DensePartition:
         """Record the KKT certificate; a settled solution is accepted ("certified") when its equations hold to
         KKT_TOL and its objective is not above the reference."""
         problem, mu, r, b = self.problem, solution.mu, solution.r, self.b
-        K = problem.n_classes
-        mass = class_sums(problem.pairs.sign * mu, problem.pairs.class_bounds(K))
+        mass = class_masses(problem, mu, self.bounds)
         b_stat = abs(float(b.sum())) if problem.hard_b else abs(float(mass.mean()) - 2.0 * problem.bias_penalty *
                                                                   float(b.sum()))
         c = problem.cost
