@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 import ovn_cvx
 from ovn_cvx import OvNClassifier, Problem
 from ovn_cvx._sklearn_compat import _own_fit_context
-from ovn_cvx.estimator import AUTO_BETA, kernel_scale
+from ovn_cvx.estimator import AUTO_BETA, balance_weights, kernel_scale
 from ovn_cvx.exceptions import DegenerateLabelWarning
 from ovn_cvx.labels import UTILITIES, DecisionRule, expected_best_labels, jaccard_weight
 from ovn_cvx.rules import SCORERS, _learner_predictions, _Search, learn_rule, outweighs_noise, scorer
@@ -78,6 +78,19 @@ def test_negative_balance_auto_is_half_for_class_labels_and_none_for_a_label_mat
     OvNClassifier(decision_rule="paper").fit(X, np.eye(4, dtype=int)[y])
     np.testing.assert_array_equal(solved_problems[-1].negative_weight, np.ones(4))
     np.testing.assert_array_equal(solved_problems[-1].label_weight, np.ones(4))
+
+
+def test_balance_weights_by_hand():
+    """Two labels by hand, with row weights: label 0 has P = 1 + 2 = 3 against N = 4 + 8 = 12, so at p = 0.5 its
+    negatives weigh ρ = 1/2 and its pairs (3 + 12)/(3 + 6) = 5/3; label 1 has no negative row (ρ = 1, scale 1)."""
+    Y = np.array([[1, 1], [1, 1], [-1, 1], [-1, 0]])
+    w = np.array([1.0, 2.0, 4.0, 8.0])
+    scale, ratio = balance_weights(Y, w, 0.5)
+    np.testing.assert_allclose(ratio, [0.5, 1.0], rtol=1e-15)
+    np.testing.assert_allclose(scale, [5 / 3, 1.0], rtol=1e-15)
+    scale, ratio = balance_weights(Y, w, 0.0)
+    np.testing.assert_array_equal(ratio, [1.0, 1.0])
+    np.testing.assert_array_equal(scale, [1.0, 1.0])
 
 
 def test_negative_balance_outside_its_interval_is_named():
