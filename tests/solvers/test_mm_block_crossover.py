@@ -104,7 +104,7 @@ def test_repair_of_the_optimum_and_off_it(problem, reference):
 def test_without_the_operator_no_class_is_fixed(problem):
     """The control: the same run without the crossover and the repair fixes nothing and takes more iterations."""
     ipm, run = _run(problem, None)
-    fixed_ipm, fixed_run = _run(problem, GramOperator(problem))
+    _, fixed_run = _run(problem, GramOperator(problem))
     assert not ipm.fixed.any() and run.converged
     assert fixed_run.iterations < run.iterations
 

@@ -34,8 +34,7 @@ class ClassPartition(DensePartition):
             raise ValueError("a class's own polish needs a separable problem (soft w with alpha = 0, soft b with "
                              "bias_penalty = 0): otherwise the classes' QPs are coupled")
         self.k, self.coef = k, coef
-        bounds = problem.pairs.class_bounds(problem.n_classes)
-        self.block = slice(bounds[k], bounds[k + 1])
+        self.block = slice(self.bounds[k], self.bounds[k + 1])
 
     def solve(self, sets: np.ndarray) -> PartitionSolution | None:
         """Class k's μ and b_k of its block of the partition's system (by the least change from the iterate's when

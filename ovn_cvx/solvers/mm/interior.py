@@ -227,6 +227,10 @@ class InteriorPoint:
         dnu += B
         return Direction(theta, dxi, np.negative(ds, out=ds), du, np.negative(dnu, out=dnu))
 
+    def block(self, k: int) -> slice:
+        """Block k's pairs (the pairs are sorted by class)."""
+        return slice(self.starts[k], self.starts[k] + self.sizes[k])
+
     def per_pair(self, values: np.ndarray):
         """A per-block quantity as a per-pair vector (a scalar for one block)."""
         return values[0] if self.sizes.size == 1 else np.repeat(values, self.sizes)
@@ -333,7 +337,7 @@ class InteriorPoint:
             return coef, b, point.u
         coef, b, u = coef.copy(), b.copy(), point.u.copy()
         for k, (column, bias, mu) in self.held.items():
-            coef[:, k], b[k], u[self.starts[k]:self.starts[k] + self.sizes[k]] = column, bias, mu
+            coef[:, k], b[k], u[self.block(k)] = column, bias, mu
         return coef, b, u
 
     def fix_settled(self, settled: np.ndarray):
@@ -354,7 +358,7 @@ class InteriorPoint:
         there), to satisfy its stationarity: θ_k's weights = Σ_p y_p u_p φ_p and Σ_p y_p u_p = 0 (P = I and a free
         bias: a separable problem, solved in the primal form, whose θ_k this reads); clipped to the box, and kept only
         when that lowers the residual (where few pairs are free it cannot remove all of it)."""
-        block = slice(self.starts[k], self.starts[k] + self.sizes[k])
+        block = self.block(k)
         rows, theta = self.stepper.rows[k], self.point.theta.params[0][k]
         u, c, y = self.point.u[block], self.c[block], self.problem.pairs.sign[block]
         target = np.append(theta[:-1], 0.0)
@@ -378,7 +382,7 @@ class InteriorPoint:
         k = moving[0]
         if 2 * self.sizes[k] * chi[k] > BLOCK_CROSSOVER * max(1.0, abs(value)) / self.sizes.size:
             return
-        block = slice(self.starts[k], self.starts[k] + self.sizes[k])
+        block = self.block(k)
         sets = self.point.margin_sets(self.previous)[block]
         key = (k, sets.tobytes())
         # each partition once, and no degenerate one (more margin pairs than the class's d + 1 parameters: a singular

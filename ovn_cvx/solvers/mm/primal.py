@@ -144,15 +144,15 @@ class PrimalStepper:
         """Σ_p ω_p φ̃_p φ̃_pᵀ per class (K×D×D); the identity for the classes ``still`` marks (of a :attr:`separable`
         problem, whose solutions are not used: the interior point's converged classes), whose weighted products,
         n_k·D² each, are most of an iteration's work."""
-        rows, K = self.shared_rows, self.problem.n_classes
-        if rows is None:
+        shared, K = self.shared_rows, self.problem.n_classes
+        if shared is None:
             return np.stack([np.eye(self.d + 1) if still is not None and still[k] else weighted_gram(rows, omega[s])
                              for k, (rows, s) in enumerate(zip(self.rows, self.slices))])
         weight = omega.reshape(K, -1)
         if still is None:
-            return shared_grams(rows, weight)
+            return shared_grams(shared, weight)
         out = np.broadcast_to(np.eye(self.d + 1), (K, self.d + 1, self.d + 1)).copy()
-        out[~still] = shared_grams(rows, weight[~still])
+        out[~still] = shared_grams(shared, weight[~still])
         return out
 
     def step(self, z: np.ndarray) -> State:
