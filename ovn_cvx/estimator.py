@@ -188,7 +188,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         ``LinearSVC``'s 0.56; 0.5 gives 0.54 and keeps the bundled sets (docs/benchmarks/defaults.md). Label matrices
         keep 0: the learned rule sets each label's threshold itself. No effect on a label without known negatives (e.g.
         ``negatives="none"`` with 0/1 targets). Binary 1-D ``y`` measured within 0.005 of p = 0 (breast cancer and
-        generated sets with 50–95 % in one class, linear and RBF).
+        generated sets with 50–95 % in one class, linear and RBF; docs/benchmarks/defaults.md).
     decision_rule : {"auto", "paper", "cv"}, default="auto"
         Multilabel only (1-D ``y`` is always predicted by the argmax). ``"paper"``: ``threshold`` and
         ``fallback``. ``"auto"``: "cv" with ``negatives="rest"``, "paper" with ``negatives="none"``. ``"cv"``: a
@@ -775,7 +775,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             labels = self.fitted_labels_[constant]
             fix = ("give every label known negatives (negatives='rest'), or increase beta" if self.negatives == "none"
                    else "raise negative_balance towards 1 (a label's negatives then weigh more like its positives; "
-                        "neither beta nor class_weight changes that balance, docs/theory.md §5)")
+                        "neither beta nor, for a label matrix, class_weight changes that balance, docs/theory.md §5)")
             values = ", ".join(f"b = {b:.7g} for {k!r}" for k, b in zip(self.classes_[labels].tolist(),
                                                                          result.b[constant]))
             warnings.warn(f"label(s) {self.classes_[labels].tolist()} are degenerate: their decision values are the "
