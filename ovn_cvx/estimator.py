@@ -234,7 +234,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         (docs/theory.md §6; a fit that cannot prove it warns; every solver). The CVXPY solvers use their own
         defaults. The MM solver (linear problems) finishes exactly below 1e-5 and stops at its first iterate proven
         within ``tol`` from 1e-5 up: ``tol=1e-4`` fits the default linear model about twice as fast, with
-        coefficients within √(2·tol·|F|) of the exact ones (F is 1-strongly convex in W at α = 0).
+        coefficients within √(2·tol·max(1, |F|)) of the exact ones (Frobenius; F is 1-strongly convex in W at
+        α = 0).
     max_iter : int, default=10_000
         The MM solver's iteration limit (the dual decomposition has its own step budget). The CVXPY solvers use
         their own defaults.
