@@ -72,3 +72,4 @@ def test_guide_claims():
     assert set(np.unique(model["Y"])) == {-1.0, 1.0} and model["problem"].variant == "SwSb"
     solving = run_page("docs/guide/solving.md")
     assert solving["result"].method == "cvxpy" and solving["result"].certified
+    assert solving["fast"].finish == "interior" and solving["fast"].relative_gap_bound <= 1e-4
