@@ -93,13 +93,13 @@ SWHB = ("SwHb", 2.0, 1.0, 0.0)
 DEFAULT = ("SwSb", AUTO_BETA["kernel classes"], 0.0, AUTO_NEGATIVE_BALANCE["classes"])
 
 
-def problem_of(X, y, negatives: str, model=SWHB) -> Problem:
+def problem_of(X, y, negatives: str, model=SWHB, kernel: str = "rbf") -> Problem:
     Y = np.eye(K)[y]
     if negatives == "rest":
         Y = 2.0 * Y - 1.0
     variant, beta, bias_penalty, balance = model
     scale, negative_weight = balance_weights(Y, np.ones(len(y)), balance)
-    return Problem(X, Y, variant, "rbf", beta=beta, bias_penalty=bias_penalty, gamma="scale", label_weight=scale,
+    return Problem(X, Y, variant, kernel, beta=beta, bias_penalty=bias_penalty, gamma="scale", label_weight=scale,
                    negative_weight=negative_weight)
 
 

@@ -18,7 +18,8 @@ from ovn_cvx.testing import assert_matches_reference
 
 
 def default_problem(n_samples, n_features=2, n_classes=3, seed=0):
-    """What ``OvNClassifier()`` solves on class labels: SwSb, every non-member a negative, bias_penalty 0, β = 16/κ₀."""
+    """What ``OvNClassifier(negative_balance=0)`` solves on class labels: SwSb, every non-member a negative,
+    bias_penalty 0, β = 16/κ₀ (the estimator's default also balances each class's negatives)."""
     X, y = make_classification(n_samples=n_samples, n_features=n_features, n_informative=n_features, n_redundant=0,
                                n_classes=n_classes, n_clusters_per_class=1, flip_y=0.05, random_state=seed)
     X = StandardScaler().fit_transform(X)

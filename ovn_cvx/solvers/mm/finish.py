@@ -10,7 +10,7 @@ import numpy as np
 from ...duality import gap_bound
 from .common import GramOperator, state_objective
 from .forms import MM_FIRST_BUDGET, mm_first
-from .interior import PATIENCE, InteriorPoint
+from .interior import NEAR, PATIENCE, InteriorPoint
 from ...result import SolveResult
 from ..verdict import verdict
 from .options import pack_result
@@ -39,8 +39,8 @@ EARLY_ACCEPT = 1e-2
 #: the interior point's second pass (to INTERIOR_GAP_TOL, after a failed crossover, the result already within gap_tol)
 #: stops after this many evaluations without a better bound (the first pass: interior.PATIENCE)
 REFINE_PATIENCE = 2
-#: from this gap_tol up the interior point stops at its first iterate proven within gap_tol, without the crossover to
-#: the exact optimum: a looser tol then buys time (measured on the estimator's default linear problem, N = 2 000 /
+#: from this gap_tol up the interior point stops once an iterate is proven within gap_tol, short of the exact optimum
+#: (no crossover): a looser tol then buys time (measured on the estimator's default linear problem, N = 2 000 /
 #: 10 000 / 50 000: 15 / 16 / 32 iterations exact, 11 / 11 / 22 to a proven 1e-4, 9 / 9 / 16 to 1e-3); below it the
 #: answer is exact to round-off whatever gap_tol asks (the reference's use)
 EXACT_BELOW = 1e-5
@@ -84,13 +84,15 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     polish at the first iterate whose complementarity is within EARLY_CROSSOVER, before any exact evaluation
     (docs/theory.md §9.8: on tiny problems it saves 1–2 iterations and the evaluations). Every answer is proven: a
     polish is accepted only with its bound within gap_tol. ``spent``: iterations of an MM phase before it (counted
-    in ``iterations``). From ``gap_tol`` = EXACT_BELOW up, the interior point alone, to its first iterate proven
+    in ``iterations``). From ``gap_tol`` = EXACT_BELOW up, the interior point alone, until an iterate is proven
     within gap_tol."""
     limit = min(options.max_iter, INTERIOR_MAX_ITER)
     info = {"finish": "interior", "mm_iterations": spent}
     if options.gap_tol >= EXACT_BELOW:
-        # its exact evaluations start once the complementarity, the duality gap of a feasible iterate, is within gap_tol
-        run = InteriorPoint(problem, stepper, 1e-3 * options.gap_tol, operator).run(limit, options.gap_tol)
+        # aiming at gap_tol/NEAR: its exact evaluations start once the complementarity, the duality gap of a feasible
+        # iterate, is within gap_tol, and a separable problem's blocks settle at their share of gap_tol/NEAR, which
+        # leaves the bound its margin
+        run = InteriorPoint(problem, stepper, options.gap_tol / NEAR, operator).run(limit, options.gap_tol)
         return _packed(problem, stepper, options, run, run.coef, run.b, run.bound, spent, info)
     ipm = InteriorPoint(problem, stepper, min(INTERIOR_GAP_TOL, options.gap_tol), operator)
     failed = set()  # the initial partitions of failed crossovers: the same partition fails again

@@ -43,6 +43,8 @@ SAFE_CENTRING = 0.5
 #: bound stalled at 2.7e-6; at 1, 10, 100 the bound reached 1.6e-9, 2.2e-9, 8.9e-9 in 22 iterations
 SETTLED = 1.0
 SUFFICIENT_DECREASE = 0.01
+#: the exact evaluations start once the complementarity estimate is within NEAR·near_gap_tol of the objective
+NEAR = 1e3
 #: the last moving block of a separable problem is polished alone (InteriorPoint.cross_blocks) once its
 #: complementarity is within this fraction of its share of max(1, |F|), at most BLOCK_ROUNDS active-set rounds a
 #: partition (measured on the estimator's default problem, N = 2 000 and 10 000: 1e-2 and 1e-1, or 10 rounds, took
@@ -163,9 +165,10 @@ class InteriorPoint:
     """Mehrotra's predictor–corrector on the OvN QP over a stepper's structured solves (docs/theory.md §9.8)."""
 
     def __init__(self, problem: Problem, stepper, near_gap_tol: float = 1e-9, operator: GramOperator | None = None):
-        """``near_gap_tol`` sets only when the exact evaluation starts (:meth:`near`); :meth:`run` says when to
-        stop. ``operator``: the Gram operator of the blocks' crossover (:meth:`cross_blocks`); with it, a separable
-        problem's blocks are also fixed as they settle (:meth:`fix_settled`); without it, neither."""
+        """``near_gap_tol`` is the accuracy the interior point aims at: its exact evaluations start at NEAR times it
+        (:meth:`near`), and a block of a separable problem settles at its share of it (:meth:`settled`); :meth:`run`
+        says when to stop. ``operator``: the Gram operator of the blocks' crossover (:meth:`cross_blocks`); with it,
+        a separable problem's blocks are also fixed as they settle (:meth:`fix_settled`); without it, neither."""
         self.problem, self.stepper, self.near_gap_tol = problem, stepper, near_gap_tol
         self.c = problem.cost
         # the blocks whose step lengths and centring are their own: the classes of a separable problem (K
@@ -405,9 +408,10 @@ class InteriorPoint:
 
     def near(self, point: PrimalDualPoint, value: float) -> bool:
         """Whether the iterate is worth the exact evaluation (an O(N·d) pass and the dual value): once the
-        complementarity s·u + ξ·ν, the duality gap of a feasible iterate, is within 1e3·near_gap_tol of the objective.
+        complementarity s·u + ξ·ν, the duality gap of a feasible iterate, is within NEAR·near_gap_tol of the
+        objective.
         The proven bound decides; this only saves work."""
-        return self.estimate(point, value) <= 1e3 * self.near_gap_tol
+        return self.estimate(point, value) <= NEAR * self.near_gap_tol
 
     def run(self, max_iter: int, gap_tol: float, pause: float | None = None,
             patience: int = PATIENCE) -> InteriorOutcome:
