@@ -249,3 +249,40 @@ def expected_best_sizes(sorted_p, jaccard_weight, fallback):
                 inside_mean += sorted_p[i, m]
                 inside_empty *= 1.0 - sorted_p[i, m]
     return best
+
+
+@compiled(error_model="numpy")
+def label_ascent(F, truth, top, w, start_bound, labels, candidate_bounds, sizes, fallback, jaccard_weight, sweeps):
+    """The per-label thresholds' coordinate ascent from one global threshold (``rules._Search.family_bests``): every
+    label's bound starts at ``start_bound``; each of ``sweeps`` sweeps moves each label ``labels[m]`` in turn to the
+    best of its candidate bounds ``candidate_bounds[m, :sizes[m]]`` (``label_trials``; ties go to the candidate that
+    gets more entries of the label right, and a move must beat the current (score, share right) strictly).
+
+    Returns (best, choice): the first largest score met — the start's, then each trial's in order — and the choice of
+    its thresholds, per label in ``labels`` the index of its candidate (−1: the start)."""
+    K = F.shape[1]
+    bounds = np.full(K, start_bound)
+    current_choice = np.full(labels.size, -1, np.int64)
+    current = threshold_scores(F, truth, top, w, bounds[:1].reshape(1, 1), fallback, jaccard_weight)[0]
+    best, best_choice = current, current_choice.copy()
+    for _ in range(sweeps):
+        for m in range(labels.size):
+            k = labels[m]
+            values, rights = label_trials(F, truth, top, w, bounds, k, candidate_bounds[m, :sizes[m]], fallback,
+                                          jaccard_weight)
+            C = sizes[m]
+            first, chosen = 0, -1
+            for c in range(C):
+                if values[c] > values[first]:
+                    first = c
+            if values[first] > best:
+                best, best_choice = values[first], current_choice.copy()
+                best_choice[m] = first
+            for c in range(C):  # the first maximum of (value, share right) among the largest values
+                if values[c] == values[first] and (chosen < 0 or rights[c] > rights[chosen]):
+                    chosen = c
+            if values[chosen] > current or (values[chosen] == current and rights[chosen] > rights[C]):
+                current = values[chosen]
+                current_choice[m] = chosen
+                bounds[k] = candidate_bounds[m, chosen]
+    return best, best_choice

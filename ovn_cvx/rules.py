@@ -134,6 +134,8 @@ def outweighs_noise(differences) -> bool:
 
 #: candidate thresholds per search: this many quantiles of the decision values
 N_CANDIDATES = 40
+#: sweeps over the labels of the per-label thresholds' coordinate ascent
+SWEEPS = 2
 
 
 @lru_cache(maxsize=32)
@@ -342,16 +344,21 @@ class _Search:
             for fallback in (True, False):
                 one("expected score", DecisionRule(calibration=calibration, utility=self.scoring, fallback=fallback))
         start = best["global threshold"][1].threshold
-        candidates = {k: _candidates(F[:, k]) for k in labels}
-        bounds = {k: at_least_bound(values) for k, values in candidates.items()}
+        candidates = [_candidates(F[:, k]) for k in labels]
+        if isinstance(self.score_of, RowScorer):
+            for fallback in (True, False):
+                value, choice = self._label_ascent(rows, labels, start, candidates, fallback)
+                consider("per-label thresholds", [value], lambda _: DecisionRule(choice, fallback=fallback))
+            return {family: best[family] for family in FAMILIES if family in best}
+        bounds = [at_least_bound(values) for values in candidates]
         for fallback in (True, False):
             thresholds = np.full(F.shape[1], start)
             current = self.score_of(truth, DecisionRule(thresholds, fallback=fallback).predict(F), sample_weight)
             consider("per-label thresholds", [current], lambda _: DecisionRule(thresholds, fallback=fallback))
-            for _ in range(2):
-                for k in labels:
-                    trials, values, rights, right = self._label_trials(rows, thresholds, k, candidates[k], bounds[k],
-                                                                          fallback)
+            for _ in range(SWEEPS):
+                for k, label_candidates, label_bounds in zip(labels, candidates, bounds):
+                    trials, values, rights, right = self._label_trials(rows, thresholds, k, label_candidates,
+                                                                       label_bounds, fallback)
                     consider("per-label thresholds", values, lambda j: DecisionRule(trials[j], fallback=fallback))
                     # ties of the metric go to the threshold that gets more entries of label k right: a row without
                     # labels scores only once every label is right, which no single label's move can show
@@ -361,22 +368,33 @@ class _Search:
                         current, thresholds = values[chosen], trials[chosen]
         return {family: best[family] for family in FAMILIES if family in best}
 
+    def _label_ascent(self, rows, labels, start, candidates, fallback) -> tuple[float, np.ndarray]:
+        """(score, thresholds) of the per-label thresholds' coordinate ascent from the global threshold ``start``
+        with a ``RowScorer``, compiled (``_rule_loops.label_ascent``: the steps of the loop in ``family_bests``, the
+        same numbers): the first best of the start and the trials, the searched ``labels`` moved to their
+        ``candidates`` (one array per label), the others at ``start``."""
+        sizes = np.array([values.size for values in candidates])
+        candidate_bounds = np.zeros((labels.size, sizes.max()))
+        for m, values in enumerate(candidates):
+            candidate_bounds[m, :values.size] = at_least_bound(values)
+        value, choice = _loops().label_ascent(rows.F, rows.truth, rows.top, rows.w, float(at_least_bound(start)),
+                                              _contiguous(labels, np.int64), candidate_bounds, sizes, fallback,
+                                              self.score_of.jaccard_weight, SWEEPS)
+        thresholds = np.full(rows.F.shape[1], start)
+        for m in np.flatnonzero(choice >= 0):
+            thresholds[labels[m]] = candidates[m][choice[m]]
+        return value, thresholds
+
     def _label_trials(self, rows, thresholds, k, candidates, bounds, fallback):
         """(trials, scores, rights, right): the per-label thresholds ``trials`` (C×K) that move label k's of
         ``thresholds`` to each of ``candidates`` (whose ``at_least_bound`` are ``bounds``), their ``_batch`` scores on
         ``rows`` (:class:`_Rows`) with the share of rows each gets right in label k, and that share of ``thresholds``
-        themselves. For a ``RowScorer`` compiled from each trial's row counts (``_rule_loops.label_trials``: O(n) a
-        trial, the same numbers as the full predictions; the shares of the trials of the largest score only, the tie
-        rule reads no others)."""
+        themselves (a ``RowScorer`` takes the compiled ascent instead, ``_label_ascent``)."""
         trials = np.repeat(thresholds[None, :], candidates.size, axis=0)
         trials[:, k] = candidates
-        if not isinstance(self.score_of, RowScorer):
-            values, rights = self._batch(rows, trials, lambda t: t[:, None, :], fallback, label=k)
-            P = DecisionRule(thresholds, fallback=fallback).predict(rows.F)
-            return trials, values, rights, _right(P, rows.truth, k, rows.sample_weight)
-        values, rights = _loops().label_trials(rows.F, rows.truth, rows.top, rows.w, at_least_bound(thresholds), k,
-                                      bounds, fallback, self.score_of.jaccard_weight)
-        return trials, values, rights[:-1], rights[-1]
+        values, rights = self._batch(rows, trials, lambda t: t[:, None, :], fallback, label=k)
+        P = DecisionRule(thresholds, fallback=fallback).predict(rows.F)
+        return trials, values, rights, _right(P, rows.truth, k, rows.sample_weight)
 
     def _batch(self, rows, params, thresholds_of, fallback, label=None):
         """The score of the threshold rule ``DecisionRule(thresholds_of(params[j:j+1])[0], fallback)`` for every j
