@@ -162,14 +162,25 @@ def _row_counts(truth):
     return true
 
 
+@compiled()
+def _add_label_row(scores, i, on, rest_common, rest_predicted, true, label_truth, top_truth, weight, fallback):
+    """Row i's scores (``_add_row``) with label k ``on`` or off and the other labels' counts ``rest_common`` and
+    ``rest_predicted``; ``label_truth``: row i's truth in label k."""
+    common, predicted = rest_common + (on and label_truth), rest_predicted + on
+    if fallback:
+        common, predicted = _fall_back(common, predicted, top_truth)
+    _add_row(scores, i, common, predicted, true, weight)
+
+
 @compiled(error_model="numpy")
-def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccard_weight):
+def label_trials(F, truth, top, w, bounds, k, order, candidate_bounds, fallback, jaccard_weight):
     """Label k's threshold moves: for each candidate c, the score of the per-label thresholds whose bounds are
-    ``bounds`` (K) but ``candidate_bounds[c]`` for label k, and the weighted share of rows it gets label k right in
-    (for the candidates of the largest score only, NaN for the others: the tie rule reads no others); last, that
-    share at ``bounds[k]`` (the thresholds as they are). The other labels' row counts are the same in every trial,
-    and a trial's row scores are the previous trial's but in the rows where label k turns on or off: O(nK) once,
-    then O(n) comparisons and the sums a trial."""
+    ``bounds`` (K) but ``candidate_bounds[c]`` (ascending) for label k, and the weighted share of rows it gets label k
+    right in (for the candidates of the largest score only, NaN for the others: the tie rule reads no others); last,
+    that share at ``bounds[k]`` (the thresholds as they are). ``order``: the rows in ascending order of F[:, k]. The
+    other labels' row counts are the same in every trial, and a trial's row scores are the previous trial's but in
+    the rows where label k turns off, those between the two bounds in ``order``: O(nK) once, then the sums and the
+    rows that change a trial."""
     n, K = F.shape
     rest_common, rest_predicted, true = np.zeros(n, np.int64), np.zeros(n, np.int64), _row_counts(truth)
     for i in range(n):
@@ -178,17 +189,18 @@ def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccar
                 rest_common[i] += truth[i, j]
                 rest_predicted[i] += 1
     C = candidate_bounds.size
-    values, scores, label_on = np.empty(C), _row_scores(w, K), np.empty(n, np.bool_)
+    values, scores = np.empty(C), _row_scores(w, K)
+    for i in range(n if C > 0 else 0):  # the first candidate: every row
+        _add_label_row(scores, i, F[i, k] >= candidate_bounds[0], rest_common[i], rest_predicted[i], true[i],
+                       truth[i, k], truth[i, top[i]], w[i], fallback)
+    position = 0  # the rows before it in ``order`` are off at the current candidate
     for c in range(C):
-        for i in range(n):
-            on = F[i, k] >= candidate_bounds[c]
-            if c > 0 and on == label_on[i]:
-                continue
-            label_on[i] = on
-            common, predicted = rest_common[i] + (on and truth[i, k]), rest_predicted[i] + on
-            if fallback:
-                common, predicted = _fall_back(common, predicted, truth[i, top[i]])
-            _add_row(scores, i, common, predicted, true[i], w[i])
+        while position < n and F[order[position], k] < candidate_bounds[c]:
+            i = order[position]
+            if c > 0:
+                _add_label_row(scores, i, False, rest_common[i], rest_predicted[i], true[i], truth[i, k],
+                               truth[i, top[i]], w[i], fallback)
+            position += 1
         values[c] = _score(scores, jaccard_weight)
     rights, right = np.full(C + 1, np.nan), np.empty(n)
     largest = values.max() if C > 0 else 0.0
@@ -252,10 +264,12 @@ def expected_best_sizes(sorted_p, jaccard_weight, fallback):
 
 
 @compiled(error_model="numpy")
-def label_ascent(F, truth, top, w, start_bound, labels, candidate_bounds, sizes, fallback, jaccard_weight, sweeps):
+def label_ascent(F, truth, top, w, start_bound, labels, orders, candidate_bounds, sizes, fallback, jaccard_weight,
+                 sweeps):
     """The per-label thresholds' coordinate ascent from one global threshold (``rules._Search.family_bests``): every
     label's bound starts at ``start_bound``; each of ``sweeps`` sweeps moves each label ``labels[m]`` in turn to the
-    best of its candidate bounds ``candidate_bounds[m, :sizes[m]]`` (``label_trials``; ties go to the candidate that
+    best of its candidate bounds ``candidate_bounds[m, :sizes[m]]`` (ascending; ``orders[m]``: the rows in ascending
+    order of its values; ``label_trials``; ties go to the candidate that
     gets more entries of the label right, and a move must beat the current (score, share right) strictly).
 
     Returns (best, choice): the first largest score met — the start's, then each trial's in order — and the choice of
@@ -268,8 +282,8 @@ def label_ascent(F, truth, top, w, start_bound, labels, candidate_bounds, sizes,
     for _ in range(sweeps):
         for m in range(labels.size):
             k = labels[m]
-            values, rights = label_trials(F, truth, top, w, bounds, k, candidate_bounds[m, :sizes[m]], fallback,
-                                          jaccard_weight)
+            values, rights = label_trials(F, truth, top, w, bounds, k, orders[m], candidate_bounds[m, :sizes[m]],
+                                          fallback, jaccard_weight)
             C = sizes[m]
             first, chosen = 0, -1
             for c in range(C):

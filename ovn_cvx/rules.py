@@ -346,9 +346,8 @@ class _Search:
         start = best["global threshold"][1].threshold
         candidates = [_candidates(F[:, k]) for k in labels]
         if isinstance(self.score_of, RowScorer):
-            for fallback in (True, False):
-                value, choice = self._label_ascent(rows, labels, start, candidates, fallback)
-                consider("per-label thresholds", [value], lambda _: DecisionRule(choice, fallback=fallback))
+            for fallback, value, thresholds in self._label_ascents(rows, labels, start, candidates):
+                consider("per-label thresholds", [value], lambda _: DecisionRule(thresholds, fallback=fallback))
             return {family: best[family] for family in FAMILIES if family in best}
         bounds = [at_least_bound(values) for values in candidates]
         for fallback in (True, False):
@@ -368,22 +367,24 @@ class _Search:
                         current, thresholds = values[chosen], trials[chosen]
         return {family: best[family] for family in FAMILIES if family in best}
 
-    def _label_ascent(self, rows, labels, start, candidates, fallback) -> tuple[float, np.ndarray]:
-        """(score, thresholds) of the per-label thresholds' coordinate ascent from the global threshold ``start``
-        with a ``RowScorer``, compiled (``_rule_loops.label_ascent``: the steps of the loop in ``family_bests``, the
-        same numbers): the first best of the start and the trials, the searched ``labels`` moved to their
-        ``candidates`` (one array per label), the others at ``start``."""
+    def _label_ascents(self, rows, labels, start, candidates):
+        """(fallback, score, thresholds) of the per-label thresholds' coordinate ascent from the global threshold
+        ``start`` with a ``RowScorer``, with and without the fallback, compiled (``_rule_loops.label_ascent``: the
+        steps of the loop in ``family_bests``, the same numbers): the first best of the start and the trials, the
+        searched ``labels`` moved to their ``candidates`` (one ascending array per label), the others at ``start``."""
         sizes = np.array([values.size for values in candidates])
         candidate_bounds = np.zeros((labels.size, sizes.max()))
         for m, values in enumerate(candidates):
             candidate_bounds[m, :values.size] = at_least_bound(values)
-        value, choice = _loops().label_ascent(rows.F, rows.truth, rows.top, rows.w, float(at_least_bound(start)),
-                                              _contiguous(labels, np.int64), candidate_bounds, sizes, fallback,
-                                              self.score_of.jaccard_weight, SWEEPS)
-        thresholds = np.full(rows.F.shape[1], start)
-        for m in np.flatnonzero(choice >= 0):
-            thresholds[labels[m]] = candidates[m][choice[m]]
-        return value, thresholds
+        orders = np.ascontiguousarray(np.argsort(rows.F[:, labels], axis=0).T)
+        for fallback in (True, False):
+            value, choice = _loops().label_ascent(rows.F, rows.truth, rows.top, rows.w, float(at_least_bound(start)),
+                                                  _contiguous(labels, np.int64), orders, candidate_bounds, sizes,
+                                                  fallback, self.score_of.jaccard_weight, SWEEPS)
+            thresholds = np.full(rows.F.shape[1], start)
+            for m in np.flatnonzero(choice >= 0):
+                thresholds[labels[m]] = candidates[m][choice[m]]
+            yield fallback, value, thresholds
 
     def _label_trials(self, rows, thresholds, k, candidates, bounds, fallback):
         """(trials, scores, rights, right): the per-label thresholds ``trials`` (C×K) that move label k's of

@@ -86,7 +86,7 @@ def test_label_trials_equal_sklearn(jaccard_weight, weighted, fallback):
     thresholds = np.array([0.3, 1.0, -0.2, 0.5, 0.8])
     for k in range(F.shape[1]):
         candidates = _candidates(F[:, k])
-        values, rights = label_trials(F, truth, top, weights, at_least_bound(thresholds), k,
+        values, rights = label_trials(F, truth, top, weights, at_least_bound(thresholds), k, np.argsort(F[:, k]),
                                       at_least_bound(candidates), fallback, jaccard_weight)
         assert values.shape == candidates.shape and rights.shape == (candidates.size + 1,)
         largest = values == values.max()
@@ -103,6 +103,25 @@ def test_label_trials_equal_sklearn(jaccard_weight, weighted, fallback):
         assert np.ptp(values) > 0.01
 
 
+@pytest.mark.parametrize("fallback", [True, False])
+def test_label_trials_on_bounds_that_are_values(fallback):
+    """Candidate bounds equal to values of label k (a value on its bound is on) and repeated bounds: every trial
+    against the full predictions ``F >= bound`` (the argmax for a row left empty with ``fallback``), bit for bit."""
+    F, truth, w = _data(seed=9)
+    top, k = argmax_index(F), 1
+    bounds = np.array([0.3, 1.0, -0.2, 0.5, 0.8])
+    candidate_bounds = np.repeat(np.unique(F[:, k]), 2)  # every value of label k, twice
+    values, rights = label_trials(F, truth, top, w, bounds, k, np.argsort(F[:, k]), candidate_bounds, fallback, 0.5)
+    for value, bound in zip(values, candidate_bounds):
+        trial = bounds.copy()
+        trial[k] = bound
+        P = F >= trial
+        if fallback:
+            P[np.flatnonzero(~P.any(axis=1)), top[~P.any(axis=1)]] = True
+        assert value == _numpy(truth, P, w, 0.5)
+    assert np.ptp(values) > 0.05
+
+
 def test_equal_predictions_score_bit_for_bit():
     """Thresholds between the same two data values predict the same labels: the same score to the last bit from
     every entry point — the threshold rules', a label's trials', and the predictions' (the scorer's)."""
@@ -110,8 +129,8 @@ def test_equal_predictions_score_bit_for_bit():
     top, metric = argmax_index(F), scorer(0.5)
     thresholds = np.array([0.21, 0.22, 0.23, 0.24])  # no value of F in between (one decimal)
     by_threshold = threshold_scores(F, truth, top, w, at_least_bound(thresholds)[:, None], True, 0.5)
-    by_label, _ = label_trials(F, truth, top, w, at_least_bound(np.full(5, 0.21)), 1, at_least_bound(thresholds),
-                               True, 0.5)
+    by_label, _ = label_trials(F, truth, top, w, at_least_bound(np.full(5, 0.21)), 1, np.argsort(F[:, 1]),
+                               at_least_bound(thresholds), True, 0.5)
     by_prediction = metric(truth, DecisionRule(0.21).predict(F), w)
     assert len({*by_threshold, *by_label, by_prediction}) == 1
 

@@ -84,7 +84,8 @@ def test_label_trials_tie_bit_for_bit(scoring):
                 # each candidate and one 0.03 below it: the same predictions on values 0.1 apart, so scores tie
                 candidates = np.sort(np.concatenate([_candidates(F[:, k])[:-1], _candidates(F[:, k])[:-1] - 0.03]))
                 values, rights = label_trials(rows.F, rows.truth, rows.top, rows.w, at_least_bound(thresholds), k,
-                                              at_least_bound(candidates), fallback, metric.jaccard_weight)
+                                              np.argsort(F[:, k]), at_least_bound(candidates), fallback,
+                                              metric.jaccard_weight)
                 oracle = full._label_trials(rows, thresholds, k, candidates, at_least_bound(candidates), fallback)
                 np.testing.assert_array_equal(values, oracle[1])  # every score, bit for bit
                 assert np.ptp(oracle[1]) > 0.01  # the trials differ: the comparison is not between constants
@@ -246,13 +247,13 @@ def _ascent(search, rows, labels, start, candidates, fallback):
     return best
 
 
-@pytest.mark.parametrize("scoring", ["jaccard", "hamming", 0.3])
-@pytest.mark.parametrize("fallback", [True, False])
-def test_compiled_ascent_moves_as_the_ascent_on_full_predictions(scoring, fallback):
-    """The compiled ascent (``_Search._label_ascent``) against the oracle ``_ascent``, bit for bit in the score and
-    the thresholds: candidates in pairs with the same predictions (each one and 0.03 below it, on values 0.1 apart),
-    so that moves tie in score and in the share right and the first of the tied must be taken; a label left out
-    (NEVER, not searched), rows without labels (the fallback), weights, starts below, inside and above the values."""
+@pytest.mark.parametrize("scoring", ["jaccard", "hamming", 0.3, 0.5])
+def test_compiled_ascent_moves_as_the_ascent_on_full_predictions(scoring):
+    """The compiled ascent (``_Search._label_ascents``, with and without the fallback) against the oracle
+    ``_ascent``, bit for bit in the score and the thresholds: candidates in pairs with the same predictions (each
+    one and 0.03 below it, on values 0.1 apart), so that moves tie in score and in the share right and the first of
+    the tied must be taken; a label left out (NEVER, not searched), rows without labels (the fallback), weights,
+    starts below, inside and above the values."""
     rng = np.random.default_rng(21)
     F = np.round(rng.normal(size=(120, 5)), 1)
     truth = (F + rng.normal(scale=0.9, size=F.shape)) > 0.5
@@ -268,9 +269,9 @@ def test_compiled_ascent_moves_as_the_ascent_on_full_predictions(scoring, fallba
     for weights in (None, rng.uniform(0.2, 3.0, size=120)):
         rows = _Rows(F, truth, weights)
         for start in (-2.0, 0.35, 0.8, 3.0):
-            value, thresholds = fast._label_ascent(rows, labels, start, candidates, fallback)
-            oracle_value, oracle_thresholds = _ascent(full, rows, labels, start, candidates, fallback)
-            assert value == oracle_value
-            np.testing.assert_array_equal(thresholds, oracle_thresholds)
-            moved += not np.all(thresholds == start)
-    assert moved >= 6  # the ascent moved: the comparison is not between starts
+            for fallback, value, thresholds in fast._label_ascents(rows, labels, start, candidates):
+                oracle_value, oracle_thresholds = _ascent(full, rows, labels, start, candidates, fallback)
+                assert value == oracle_value
+                np.testing.assert_array_equal(thresholds, oracle_thresholds)
+                moved += not np.all(thresholds == start)
+    assert moved >= 12  # the ascent moved: the comparison is not between starts
