@@ -122,6 +122,33 @@ def prediction_scores(truth, predictions, w, jaccard_weight):
 
 
 @compiled()
+def group_scores(truth, predictions, w, groups, n_groups, complement, jaccard_weight):
+    """The score of each boolean prediction matrix ``predictions[c]`` (C×n×K) on the rows of each group g of
+    ``groups`` (each row's group, 0 … ``n_groups`` − 1), with ``complement`` on the rows outside it (C × n_groups),
+    rows weighted by ``w``: bit for bit ``prediction_scores`` of those rows alone."""
+    C, n, K = predictions.shape
+    out, true, index = np.empty((C, n_groups)), _row_counts(truth), np.empty(n, np.int64)
+    for g in range(n_groups):
+        m = 0
+        for i in range(n):
+            if (groups[i] == g) != complement:
+                index[m] = i
+                m += 1
+        weights = w[index[:m]]
+        scores = _row_scores(weights, K)
+        for c in range(C):
+            for r in range(m):
+                i = index[r]
+                common, predicted = 0, 0
+                for k in range(K):
+                    common += truth[i, k] and predictions[c, i, k]
+                    predicted += predictions[c, i, k]
+                _add_row(scores, r, common, predicted, true[i], weights[r])
+            out[c, g] = _score(scores, jaccard_weight)
+    return out
+
+
+@compiled()
 def threshold_scores(F, truth, top, w, bounds, fallback, jaccard_weight):
     """The score of each threshold rule c: label k of row i predicted when F[i, k] ≥ ``bounds[c, i]`` (C×n, or C×1:
     one bound for every row); with ``fallback`` a row left empty gets its argmax label ``top[i]``."""

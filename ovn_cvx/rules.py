@@ -234,7 +234,9 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     best = search.family_bests(F, truth, sample_weight)
     held_out = search.held_out_predictions(F, truth, sample_weight, folds) if held_out_needed else None
     if selection == "cv":
-        scores = {family: score_of(truth, P, sample_weight) for family, P in held_out.items()}
+        pooled = _group_scores(score_of, truth, np.stack(list(held_out.values())), sample_weight,
+                               np.zeros(F.shape[0], np.intp))
+        scores = dict(zip(held_out, pooled[:, 0].tolist()))
         family = max(scores, key=scores.get)  # first maximum: families in the order of FAMILIES
     else:
         scores = {family: value for family, (value, _) in best.items()}
@@ -264,25 +266,41 @@ def _check_labels(labels, n_labels: int) -> np.ndarray:
     return indices
 
 
+def _group_scores(score_of, truth, predictions, sample_weight, groups, complement=False) -> np.ndarray:
+    """The score of each prediction matrix ``predictions[c]`` (C×n×K) on the rows of each group (C × G) of
+    ``groups`` (each row's group, 0 … G − 1), with ``complement`` on the rows outside it. A ``RowScorer`` in one
+    compiled call (``_rule_loops.group_scores``: the numbers of the scorer on those rows alone)."""
+    n_groups = int(groups.max()) + 1
+    if isinstance(score_of, RowScorer):
+        return _loops().group_scores(_contiguous(truth, bool), _contiguous(predictions, bool),
+                                     _weights(sample_weight, truth.shape[0]), groups, n_groups, complement,
+                                     score_of.jaccard_weight)
+    scores = np.empty((len(predictions), n_groups))
+    for g in range(n_groups):
+        rows = (groups == g) != complement
+        weight = None if sample_weight is None else sample_weight[rows]
+        scores[:, g] = [score_of(truth[rows], P[rows], weight) for P in predictions]
+    return scores
+
+
 def _learner_predictions(score_of, truth, held_out, folds, sample_weight) -> np.ndarray:
     """The learner's own held-out predictions: each group of ``folds`` predicted by the family that scores highest
     on the held-out predictions of the other groups, with that family's rule learned without the group. Scoring the
     family chosen on all groups on those same groups would favour it by the choice (the winner's curse)."""
+    _, groups = np.unique(folds, return_inverse=True)
+    predictions = np.stack(list(held_out.values()))
+    others = _group_scores(score_of, truth, predictions, sample_weight, groups, complement=True)
     P = np.zeros(truth.shape, dtype=bool)
-    for fold in np.unique(folds):
-        test = folds == fold
-        weight = None if sample_weight is None else sample_weight[~test]
-        others = {family: score_of(truth[~test], Q[~test], weight) for family, Q in held_out.items()}
-        P[test] = held_out[max(others, key=others.get)][test]
+    for g, family in enumerate(np.argmax(others, axis=0)):  # the first maximum: families in the order of FAMILIES
+        P[groups == g] = predictions[family][groups == g]
     return P
 
 
 def _fold_differences(score_of, truth, P, P_paper, folds, sample_weight) -> np.ndarray:
     """Per group of ``folds``: the score of the predictions P minus that of the paper rule's P_paper."""
-    def score(g, predictions):
-        return score_of(truth[g], predictions[g], None if sample_weight is None else sample_weight[g])
-
-    return np.array([score(g, P) - score(g, P_paper) for g in (folds == f for f in np.unique(folds))])
+    _, groups = np.unique(folds, return_inverse=True)
+    scores = _group_scores(score_of, truth, np.stack([P, P_paper]), sample_weight, groups)
+    return scores[0] - scores[1]
 
 
 class _Search:
@@ -586,8 +604,7 @@ def fit_calibrators(F, member, sample_weight=None, method: str = "sigmoid") -> l
 def _one_standard_error(best, winner, score_of, F, truth, folds, sample_weight) -> str:
     """The first family whose best score is within one standard error of the ``winner`` family's; the error from the
     spread of the winner's score over the folds."""
-    P = best[winner][1].predict(F)
-    groups = [folds == f for f in np.unique(folds)]
-    per_fold = [score_of(truth[g], P[g], None if sample_weight is None else sample_weight[g]) for g in groups]
-    error = np.std(per_fold, ddof=1) / np.sqrt(len(groups))
+    _, groups = np.unique(folds, return_inverse=True)
+    per_fold = _group_scores(score_of, truth, best[winner][1].predict(F)[None], sample_weight, groups)[0]
+    error = np.std(per_fold, ddof=1) / np.sqrt(per_fold.size)
     return next(family for family, (value, _) in best.items() if value >= best[winner][0] - error)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import hamming_loss, jaccard_score
 
-from ovn_cvx._rule_loops import (_pairwise_sum, _scratch, expected_best_sizes, label_trials, prediction_scores,
-                                 threshold_scores)
+from ovn_cvx._rule_loops import (_pairwise_sum, _scratch, expected_best_sizes, group_scores, label_trials,
+                                 prediction_scores, threshold_scores)
 from ovn_cvx.labels import NEVER, DecisionRule, argmax_index, at_least_bound, rule_thresholds
 from ovn_cvx.rules import _candidates, learn_rule, scorer
 
@@ -147,6 +147,29 @@ def test_prediction_scores_of_a_batch_equal_sklearn(jaccard_weight):
             assert value == pytest.approx(_sklearn(truth, P, weights, jaccard_weight), abs=1e-12)
             assert value == _numpy(truth, P, weights, jaccard_weight)
         np.testing.assert_array_equal(scorer(jaccard_weight)(truth, batch, weights), ours)
+
+
+@pytest.mark.parametrize("complement", [False, True])
+def test_group_scores_are_the_scores_of_the_groups_rows(complement):
+    """Each prediction matrix on each group's rows (or the rows outside it) scores what the rows alone score, bit for
+    bit, and against scikit-learn; groups of one row and of rows without labels, weights, λ = 0, 0.3, 1."""
+    F, truth, w = _data(seed=7)
+    rng = np.random.default_rng(7)
+    batch = np.ascontiguousarray(rng.random((3, *F.shape)) < 0.4)
+    batch[0, :20] = False  # rows without true labels (the first 15) and without predicted ones
+    groups = rng.integers(0, 4, size=len(F))
+    groups[17] = 4  # a group of one row
+    for jaccard_weight in (0.0, 0.3, 1.0):
+        ours = group_scores(truth, batch, w, groups, 5, complement, jaccard_weight)
+        assert ours.shape == (3, 5)
+        for g in range(5):
+            rows = (groups == g) != complement
+            expected = prediction_scores(truth[rows], batch[:, rows], w[rows], jaccard_weight)
+            np.testing.assert_array_equal(ours[:, g], expected)
+            for value, P in zip(ours[:, g], batch):
+                assert value == _numpy(truth[rows], P[rows], w[rows], jaccard_weight)
+                assert value == pytest.approx(_sklearn(truth[rows], P[rows], w[rows], jaccard_weight), abs=1e-12)
+        assert np.ptp(ours) > 0.01
 
 
 def test_expected_best_sizes_ties_go_to_the_smaller_set():

@@ -8,7 +8,8 @@ import pytest
 
 from ovn_cvx._rule_loops import label_trials
 from ovn_cvx.labels import NEVER, DecisionRule, at_least_bound
-from ovn_cvx.rules import N_CANDIDATES, SWEEPS, _candidates, _mean, _Rows, _Search, learn_rule, scorer
+from ovn_cvx.rules import (N_CANDIDATES, SWEEPS, _candidates, _group_scores, _mean, _Rows, _Search, learn_rule,
+                           scorer)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -275,3 +276,20 @@ def test_compiled_ascent_moves_as_the_ascent_on_full_predictions(scoring):
                 np.testing.assert_array_equal(thresholds, oracle_thresholds)
                 moved += not np.all(thresholds == start)
     assert moved >= 12  # the ascent moved: the comparison is not between starts
+
+
+@pytest.mark.parametrize("complement", [False, True])
+def test_group_scores_compiled_equal_the_scorer_on_each_groups_rows(complement):
+    """``_group_scores`` of a ``RowScorer`` (one compiled call) against the scorer called on each group's rows, bit for
+    bit, with and without weights; folds labelled by any values (here 3, 7, 9)."""
+    rng = np.random.default_rng(3)
+    truth = rng.random((80, 4)) < 0.4
+    predictions = rng.random((5, 80, 4)) < 0.5
+    _, groups = np.unique(rng.choice([3, 7, 9], size=80), return_inverse=True)
+    metric = scorer(0.3)
+    for weights in (None, rng.uniform(0.2, 3.0, size=80)):
+        ours = _group_scores(metric, truth, predictions, weights, groups, complement)
+        oracle = _group_scores(lambda T, P, w: metric(T, P, w), truth, predictions, weights, groups, complement)
+        assert ours.shape == (5, 3)
+        np.testing.assert_array_equal(ours, oracle)
+        assert np.ptp(ours) > 0.01
