@@ -1,7 +1,8 @@
 """The compiled loops of the decision rules: the rule search's scoring (``ovn_cvx.rules``) — the row-wise metrics
 example-based Jaccard, 1 − Hamming loss and the trade λ · Jaccard + (1 − λ) · (1 − Hamming loss) of label
-predictions, of threshold rules and of one label's threshold moves, each candidate scored exactly from its row
-counts — and the expected-score rule's best set sizes (``labels.expected_best_labels``).
+predictions (on all rows or by group of rows), of threshold rules and of one label's threshold moves (and the
+per-label thresholds' coordinate ascent made of them), each candidate scored exactly from its row counts — and the
+expected-score rule's best set sizes (``labels.expected_best_labels``).
 
 Every score is one definition (``_add_row``, ``_score``) with numpy's summation order (``_pairwise_sum``), so that
 equal predictions score bit for bit the same whichever entry point scored them (the search's ties depend on it) and
@@ -296,8 +297,8 @@ def label_ascent(F, truth, top, w, start_bound, labels, orders, candidate_bounds
     """The per-label thresholds' coordinate ascent from one global threshold (``rules._Search.family_bests``): every
     label's bound starts at ``start_bound``; each of ``sweeps`` sweeps moves each label ``labels[m]`` in turn to the
     best of its candidate bounds ``candidate_bounds[m, :sizes[m]]`` (ascending; ``orders[m]``: the rows in ascending
-    order of its values; ``label_trials``; ties go to the candidate that
-    gets more entries of the label right, and a move must beat the current (score, share right) strictly).
+    order of its values; ``label_trials``; ties go to the candidate that gets more entries of the label right, and a
+    move must beat the current (score, share right) strictly).
 
     Returns (best, choice): the first largest score met — the start's, then each trial's in order — and the choice of
     its thresholds, per label in ``labels`` the index of its candidate (−1: the start)."""

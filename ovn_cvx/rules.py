@@ -77,7 +77,7 @@ class RowScorer:
     Hamming loss), a (w-weighted) mean over rows of a score of each row's counts, compiled (``ovn_cvx._rule_loops``:
     one summation order, so equal predictions score bit for bit the same). Called as the other scorers, on T, P and
     w (P may carry leading axes); the threshold rules of the search are scored from their row counts directly
-    (``_Search._batch``, ``_Search._label_trials``)."""
+    (``_Search._batch``, ``_Search._label_ascents``)."""
 
     def __init__(self, jaccard_weight):
         self.jaccard_weight = float(jaccard_weight)
@@ -408,7 +408,7 @@ class _Search:
         """(trials, scores, rights, right): the per-label thresholds ``trials`` (C×K) that move label k's of
         ``thresholds`` to each of ``candidates`` (whose ``at_least_bound`` are ``bounds``), their ``_batch`` scores on
         ``rows`` (:class:`_Rows`) with the share of rows each gets right in label k, and that share of ``thresholds``
-        themselves (a ``RowScorer`` takes the compiled ascent instead, ``_label_ascent``)."""
+        themselves (a ``RowScorer`` takes the compiled ascent instead, ``_label_ascents``)."""
         trials = np.repeat(thresholds[None, :], candidates.size, axis=0)
         trials[:, k] = candidates
         values, rights = self._batch(rows, trials, lambda t: t[:, None, :], fallback, label=k)
