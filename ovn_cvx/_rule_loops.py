@@ -1,7 +1,8 @@
 """The compiled loops of the decision rules: the rule search's scoring (``ovn_cvx.rules``) — the row-wise metrics
 example-based Jaccard, 1 − Hamming loss and the trade λ · Jaccard + (1 − λ) · (1 − Hamming loss) of label
-predictions, of threshold rules and of one label's threshold moves, each candidate scored exactly from its row
-counts — and the expected-score rule's best set sizes (``labels.expected_best_labels``).
+predictions (on all rows or by group of rows), of threshold rules and of one label's threshold moves (and the
+per-label thresholds' coordinate ascent made of them), each candidate scored exactly from its row counts — and the
+expected-score rule's best set sizes (``labels.expected_best_labels``).
 
 Every score is one definition (``_add_row``, ``_score``) with numpy's summation order (``_pairwise_sum``), so that
 equal predictions score bit for bit the same whichever entry point scored them (the search's ties depend on it) and
@@ -122,6 +123,33 @@ def prediction_scores(truth, predictions, w, jaccard_weight):
 
 
 @compiled()
+def group_scores(truth, predictions, w, groups, n_groups, complement, jaccard_weight):
+    """The score of each boolean prediction matrix ``predictions[c]`` (C×n×K) on the rows of each group g of
+    ``groups`` (each row's group, 0 … ``n_groups`` − 1), with ``complement`` on the rows outside it (C × n_groups),
+    rows weighted by ``w``: bit for bit ``prediction_scores`` of those rows alone."""
+    C, n, K = predictions.shape
+    out, true, index = np.empty((C, n_groups)), _row_counts(truth), np.empty(n, np.int64)
+    for g in range(n_groups):
+        m = 0
+        for i in range(n):
+            if (groups[i] == g) != complement:
+                index[m] = i
+                m += 1
+        weights = w[index[:m]]
+        scores = _row_scores(weights, K)
+        for c in range(C):
+            for r in range(m):
+                i = index[r]
+                common, predicted = 0, 0
+                for k in range(K):
+                    common += truth[i, k] and predictions[c, i, k]
+                    predicted += predictions[c, i, k]
+                _add_row(scores, r, common, predicted, true[i], weights[r])
+            out[c, g] = _score(scores, jaccard_weight)
+    return out
+
+
+@compiled()
 def threshold_scores(F, truth, top, w, bounds, fallback, jaccard_weight):
     """The score of each threshold rule c: label k of row i predicted when F[i, k] ≥ ``bounds[c, i]`` (C×n, or C×1:
     one bound for every row); with ``fallback`` a row left empty gets its argmax label ``top[i]``."""
@@ -162,14 +190,25 @@ def _row_counts(truth):
     return true
 
 
+@compiled()
+def _add_label_row(scores, i, on, rest_common, rest_predicted, true, label_truth, top_truth, weight, fallback):
+    """Row i's scores (``_add_row``) with label k ``on`` or off and the other labels' counts ``rest_common`` and
+    ``rest_predicted``; ``label_truth``: row i's truth in label k."""
+    common, predicted = rest_common + (on and label_truth), rest_predicted + on
+    if fallback:
+        common, predicted = _fall_back(common, predicted, top_truth)
+    _add_row(scores, i, common, predicted, true, weight)
+
+
 @compiled(error_model="numpy")
-def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccard_weight):
+def label_trials(F, truth, top, w, bounds, k, order, candidate_bounds, fallback, jaccard_weight):
     """Label k's threshold moves: for each candidate c, the score of the per-label thresholds whose bounds are
-    ``bounds`` (K) but ``candidate_bounds[c]`` for label k, and the weighted share of rows it gets label k right in
-    (for the candidates of the largest score only, NaN for the others: the tie rule reads no others); last, that
-    share at ``bounds[k]`` (the thresholds as they are). The other labels' row counts are the same in every trial,
-    and a trial's row scores are the previous trial's but in the rows where label k turns on or off: O(nK) once,
-    then O(n) comparisons and the sums a trial."""
+    ``bounds`` (K) but ``candidate_bounds[c]`` (ascending) for label k, and the weighted share of rows it gets label k
+    right in (for the candidates of the largest score only, NaN for the others: the tie rule reads no others); last,
+    that share at ``bounds[k]`` (the thresholds as they are). ``order``: the rows in ascending order of F[:, k]. The
+    other labels' row counts are the same in every trial, and a trial's row scores are the previous trial's but in
+    the rows where label k turns off, those between the two bounds in ``order``: O(nK) once, then the sums and the
+    rows that change a trial."""
     n, K = F.shape
     rest_common, rest_predicted, true = np.zeros(n, np.int64), np.zeros(n, np.int64), _row_counts(truth)
     for i in range(n):
@@ -178,17 +217,18 @@ def label_trials(F, truth, top, w, bounds, k, candidate_bounds, fallback, jaccar
                 rest_common[i] += truth[i, j]
                 rest_predicted[i] += 1
     C = candidate_bounds.size
-    values, scores, label_on = np.empty(C), _row_scores(w, K), np.empty(n, np.bool_)
+    values, scores = np.empty(C), _row_scores(w, K)
+    for i in range(n if C > 0 else 0):  # the first candidate: every row
+        _add_label_row(scores, i, F[i, k] >= candidate_bounds[0], rest_common[i], rest_predicted[i], true[i],
+                       truth[i, k], truth[i, top[i]], w[i], fallback)
+    position = 0  # the rows before it in ``order`` are off at the current candidate
     for c in range(C):
-        for i in range(n):
-            on = F[i, k] >= candidate_bounds[c]
-            if c > 0 and on == label_on[i]:
-                continue
-            label_on[i] = on
-            common, predicted = rest_common[i] + (on and truth[i, k]), rest_predicted[i] + on
-            if fallback:
-                common, predicted = _fall_back(common, predicted, truth[i, top[i]])
-            _add_row(scores, i, common, predicted, true[i], w[i])
+        while position < n and F[order[position], k] < candidate_bounds[c]:
+            i = order[position]
+            if c > 0:
+                _add_label_row(scores, i, False, rest_common[i], rest_predicted[i], true[i], truth[i, k],
+                               truth[i, top[i]], w[i], fallback)
+            position += 1
         values[c] = _score(scores, jaccard_weight)
     rights, right = np.full(C + 1, np.nan), np.empty(n)
     largest = values.max() if C > 0 else 0.0
@@ -249,3 +289,42 @@ def expected_best_sizes(sorted_p, jaccard_weight, fallback):
                 inside_mean += sorted_p[i, m]
                 inside_empty *= 1.0 - sorted_p[i, m]
     return best
+
+
+@compiled(error_model="numpy")
+def label_ascent(F, truth, top, w, start_bound, labels, orders, candidate_bounds, sizes, fallback, jaccard_weight,
+                 sweeps):
+    """The per-label thresholds' coordinate ascent from one global threshold (``rules._Search.family_bests``): every
+    label's bound starts at ``start_bound``; each of ``sweeps`` sweeps moves each label ``labels[m]`` in turn to the
+    best of its candidate bounds ``candidate_bounds[m, :sizes[m]]`` (ascending; ``orders[m]``: the rows in ascending
+    order of its values; ``label_trials``; ties go to the candidate that gets more entries of the label right, and a
+    move must beat the current (score, share right) strictly).
+
+    Returns (best, choice): the first largest score met — the start's, then each trial's in order — and the choice of
+    its thresholds, per label in ``labels`` the index of its candidate (−1: the start)."""
+    K = F.shape[1]
+    bounds = np.full(K, start_bound)
+    current_choice = np.full(labels.size, -1, np.int64)
+    current = threshold_scores(F, truth, top, w, bounds[:1].reshape(1, 1), fallback, jaccard_weight)[0]
+    best, best_choice = current, current_choice.copy()
+    for _ in range(sweeps):
+        for m in range(labels.size):
+            k = labels[m]
+            values, rights = label_trials(F, truth, top, w, bounds, k, orders[m], candidate_bounds[m, :sizes[m]],
+                                          fallback, jaccard_weight)
+            C = sizes[m]
+            first, chosen = 0, -1
+            for c in range(C):
+                if values[c] > values[first]:
+                    first = c
+            if values[first] > best:
+                best, best_choice = values[first], current_choice.copy()
+                best_choice[m] = first
+            for c in range(C):  # the first maximum of (value, share right) among the largest values
+                if values[c] == values[first] and (chosen < 0 or rights[c] > rights[chosen]):
+                    chosen = c
+            if values[chosen] > current or (values[chosen] == current and rights[chosen] > rights[C]):
+                current = values[chosen]
+                current_choice[m] = chosen
+                bounds[k] = candidate_bounds[m, chosen]
+    return best, best_choice

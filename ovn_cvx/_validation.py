@@ -28,6 +28,17 @@ def check_number(name: str, value, *, low=None, strict: bool = False, integer: b
     return int(value) if integer else float(value)
 
 
+def float_array(value, name: str, **options) -> np.ndarray:
+    """scikit-learn's ``check_array(value, dtype=np.float64, input_name=name, **options)``; an array that passes its
+    checks as it is — a dense float64 ndarray, 2-D (1-D too with ``ensure_2d=False``), not empty, finite — is returned
+    without them (about 60 µs a call; a fit with its internal folds checks its arrays dozens of times)."""
+    dims = (2,) if options.get("ensure_2d", True) else (1, 2)
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.ndim in dims and value.size \
+            and np.isfinite(value).all():
+        return value
+    return check_array(value, dtype=np.float64, input_name=name, **options)
+
+
 def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
     """Sample weights as a float array of n_samples non-negative finite values, not all zero (None: ones; a number:
     that weight for every row); a ValueError naming ``sample_weight`` otherwise."""
@@ -37,7 +48,7 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
         w = np.full(n_samples, check_number("sample_weight", sample_weight, low=0.0))
     else:
         with naming("sample_weight"):
-            w = check_array(sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight")
+            w = float_array(sample_weight, "sample_weight", ensure_2d=False)
         if w.shape != (n_samples,):
             raise ValueError(f"sample_weight must have shape ({n_samples},), one weight per sample, got {w.shape}")
         if (w < 0).any():

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
 from ._memory import check_fits
-from ._validation import check_no_dates, check_number, naming
+from ._validation import check_no_dates, check_number, float_array, naming
 from ._variants import VARIANTS
 from .coupling import Coupling
 from .kernels import KernelFactor, check_gram, kernel_matrix, kernel_product, resolve_gamma, validate_kernel
@@ -122,7 +122,7 @@ def _positive_weights(name, weights, size):
     if weights is None:
         return np.ones(size)
     with naming(name):
-        w = check_array(weights, dtype=np.float64, ensure_2d=False, input_name=name)
+        w = float_array(weights, name, ensure_2d=False)
     if w.shape != (size,):
         raise ValueError(f"{name} must have shape ({size},), got {w.shape}")
     if (w <= 0).any():
@@ -174,7 +174,7 @@ def _check_patterns(X, kernel):
     sparse X by its stored values)."""
     check_no_dates("X", X)
     with naming("X"):
-        X = check_array(X, accept_sparse=("csr", "csc"), dtype=np.float64, input_name="X", ensure_min_samples=1)
+        X = float_array(X, "X", accept_sparse=("csr", "csc"), ensure_min_samples=1)
     if sp.issparse(X):
         if isinstance(kernel, str) and kernel == "precomputed":
             X = X.toarray()  # the N×N kernel matrix: the Gram matrix the kernel formulation needs anyway
@@ -193,7 +193,7 @@ def _check_membership(Y) -> np.ndarray:
     if sp.issparse(Y):
         Y = Y.toarray()
     with naming("Y"):
-        Y = check_array(Y, dtype=np.float64, input_name="Y", ensure_2d=False)
+        Y = float_array(Y, "Y", ensure_2d=False)
     if Y.ndim != 2:
         raise ValueError(f"Y must be a 2-D membership matrix (N, K), got shape {Y.shape}; "
                          "use Problem.from_labels for 1-D labels")

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_array
 
+from ._validation import float_array
 from .kernels import kernel_product, resolve_gamma
 from .problem import Problem
 
@@ -54,7 +54,7 @@ class Predictor:
         """f_k(x) for every row of X_new (dense, or sparse CSR/CSC: never densified), shape (n, K)."""
         if self.feature_map is not None:
             X_new = self.feature_map.transform(X_new)
-        X_new = check_array(X_new, accept_sparse=("csr", "csc"), dtype=np.float64, input_name="X")
+        X_new = float_array(X_new, "X", accept_sparse=("csr", "csc"))
         if X_new.shape[1] != self.n_features:
             what = "columns (a precomputed kernel against the training set)" if self.basis is None \
                 and self.kernel is not None else "features"

@@ -77,7 +77,7 @@ class RowScorer:
     Hamming loss), a (w-weighted) mean over rows of a score of each row's counts, compiled (``ovn_cvx._rule_loops``:
     one summation order, so equal predictions score bit for bit the same). Called as the other scorers, on T, P and
     w (P may carry leading axes); the threshold rules of the search are scored from their row counts directly
-    (``_Search._batch``, ``_Search._label_trials``)."""
+    (``_Search._batch``, ``_Search._label_ascents``)."""
 
     def __init__(self, jaccard_weight):
         self.jaccard_weight = float(jaccard_weight)
@@ -134,6 +134,8 @@ def outweighs_noise(differences) -> bool:
 
 #: candidate thresholds per search: this many quantiles of the decision values
 N_CANDIDATES = 40
+#: sweeps over the labels of the per-label thresholds' coordinate ascent
+SWEEPS = 2
 
 
 @lru_cache(maxsize=32)
@@ -232,7 +234,9 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     best = search.family_bests(F, truth, sample_weight)
     held_out = search.held_out_predictions(F, truth, sample_weight, folds) if held_out_needed else None
     if selection == "cv":
-        scores = {family: score_of(truth, P, sample_weight) for family, P in held_out.items()}
+        pooled = _group_scores(score_of, truth, np.stack(list(held_out.values())), sample_weight,
+                               np.zeros(F.shape[0], np.intp))
+        scores = dict(zip(held_out, pooled[:, 0].tolist()))
         family = max(scores, key=scores.get)  # first maximum: families in the order of FAMILIES
     else:
         scores = {family: value for family, (value, _) in best.items()}
@@ -262,25 +266,41 @@ def _check_labels(labels, n_labels: int) -> np.ndarray:
     return indices
 
 
+def _group_scores(score_of, truth, predictions, sample_weight, groups, complement=False) -> np.ndarray:
+    """The score of each prediction matrix ``predictions[c]`` (C×n×K) on the rows of each group (C × G) of
+    ``groups`` (each row's group, 0 … G − 1), with ``complement`` on the rows outside it. A ``RowScorer`` in one
+    compiled call (``_rule_loops.group_scores``: the numbers of the scorer on those rows alone)."""
+    n_groups = int(groups.max()) + 1
+    if isinstance(score_of, RowScorer):
+        return _loops().group_scores(_contiguous(truth, bool), _contiguous(predictions, bool),
+                                     _weights(sample_weight, truth.shape[0]), groups, n_groups, complement,
+                                     score_of.jaccard_weight)
+    scores = np.empty((len(predictions), n_groups))
+    for g in range(n_groups):
+        rows = (groups == g) != complement
+        weight = None if sample_weight is None else sample_weight[rows]
+        scores[:, g] = [score_of(truth[rows], P[rows], weight) for P in predictions]
+    return scores
+
+
 def _learner_predictions(score_of, truth, held_out, folds, sample_weight) -> np.ndarray:
     """The learner's own held-out predictions: each group of ``folds`` predicted by the family that scores highest
     on the held-out predictions of the other groups, with that family's rule learned without the group. Scoring the
     family chosen on all groups on those same groups would favour it by the choice (the winner's curse)."""
+    _, groups = np.unique(folds, return_inverse=True)
+    predictions = np.stack(list(held_out.values()))
+    others = _group_scores(score_of, truth, predictions, sample_weight, groups, complement=True)
     P = np.zeros(truth.shape, dtype=bool)
-    for fold in np.unique(folds):
-        test = folds == fold
-        weight = None if sample_weight is None else sample_weight[~test]
-        others = {family: score_of(truth[~test], Q[~test], weight) for family, Q in held_out.items()}
-        P[test] = held_out[max(others, key=others.get)][test]
+    for g, family in enumerate(np.argmax(others, axis=0)):  # the first maximum: families in the order of FAMILIES
+        P[groups == g] = predictions[family][groups == g]
     return P
 
 
 def _fold_differences(score_of, truth, P, P_paper, folds, sample_weight) -> np.ndarray:
     """Per group of ``folds``: the score of the predictions P minus that of the paper rule's P_paper."""
-    def score(g, predictions):
-        return score_of(truth[g], predictions[g], None if sample_weight is None else sample_weight[g])
-
-    return np.array([score(g, P) - score(g, P_paper) for g in (folds == f for f in np.unique(folds))])
+    _, groups = np.unique(folds, return_inverse=True)
+    scores = _group_scores(score_of, truth, np.stack([P, P_paper]), sample_weight, groups)
+    return scores[0] - scores[1]
 
 
 class _Search:
@@ -342,16 +362,20 @@ class _Search:
             for fallback in (True, False):
                 one("expected score", DecisionRule(calibration=calibration, utility=self.scoring, fallback=fallback))
         start = best["global threshold"][1].threshold
-        candidates = {k: _candidates(F[:, k]) for k in labels}
-        bounds = {k: at_least_bound(values) for k, values in candidates.items()}
+        candidates = [_candidates(F[:, k]) for k in labels]
+        if isinstance(self.score_of, RowScorer):
+            for fallback, value, thresholds in self._label_ascents(rows, labels, start, candidates):
+                consider("per-label thresholds", [value], lambda _: DecisionRule(thresholds, fallback=fallback))
+            return {family: best[family] for family in FAMILIES if family in best}
+        bounds = [at_least_bound(values) for values in candidates]
         for fallback in (True, False):
             thresholds = np.full(F.shape[1], start)
             current = self.score_of(truth, DecisionRule(thresholds, fallback=fallback).predict(F), sample_weight)
             consider("per-label thresholds", [current], lambda _: DecisionRule(thresholds, fallback=fallback))
-            for _ in range(2):
-                for k in labels:
-                    trials, values, rights, right = self._label_trials(rows, thresholds, k, candidates[k], bounds[k],
-                                                                          fallback)
+            for _ in range(SWEEPS):
+                for k, label_candidates, label_bounds in zip(labels, candidates, bounds):
+                    trials, values, rights, right = self._label_trials(rows, thresholds, k, label_candidates,
+                                                                       label_bounds, fallback)
                     consider("per-label thresholds", values, lambda j: DecisionRule(trials[j], fallback=fallback))
                     # ties of the metric go to the threshold that gets more entries of label k right: a row without
                     # labels scores only once every label is right, which no single label's move can show
@@ -361,22 +385,35 @@ class _Search:
                         current, thresholds = values[chosen], trials[chosen]
         return {family: best[family] for family in FAMILIES if family in best}
 
+    def _label_ascents(self, rows, labels, start, candidates):
+        """(fallback, score, thresholds) of the per-label thresholds' coordinate ascent from the global threshold
+        ``start`` with a ``RowScorer``, with and without the fallback, compiled (``_rule_loops.label_ascent``: the
+        steps of the loop in ``family_bests``, the same numbers): the first best of the start and the trials, the
+        searched ``labels`` moved to their ``candidates`` (one ascending array per label), the others at ``start``."""
+        sizes = np.array([values.size for values in candidates])
+        candidate_bounds = np.zeros((labels.size, sizes.max()))
+        for m, values in enumerate(candidates):
+            candidate_bounds[m, :values.size] = at_least_bound(values)
+        orders = np.ascontiguousarray(np.argsort(rows.F[:, labels], axis=0).T)
+        for fallback in (True, False):
+            value, choice = _loops().label_ascent(rows.F, rows.truth, rows.top, rows.w, float(at_least_bound(start)),
+                                                  _contiguous(labels, np.int64), orders, candidate_bounds, sizes,
+                                                  fallback, self.score_of.jaccard_weight, SWEEPS)
+            thresholds = np.full(rows.F.shape[1], start)
+            for m in np.flatnonzero(choice >= 0):
+                thresholds[labels[m]] = candidates[m][choice[m]]
+            yield fallback, value, thresholds
+
     def _label_trials(self, rows, thresholds, k, candidates, bounds, fallback):
         """(trials, scores, rights, right): the per-label thresholds ``trials`` (C×K) that move label k's of
         ``thresholds`` to each of ``candidates`` (whose ``at_least_bound`` are ``bounds``), their ``_batch`` scores on
         ``rows`` (:class:`_Rows`) with the share of rows each gets right in label k, and that share of ``thresholds``
-        themselves. For a ``RowScorer`` compiled from each trial's row counts (``_rule_loops.label_trials``: O(n) a
-        trial, the same numbers as the full predictions; the shares of the trials of the largest score only, the tie
-        rule reads no others)."""
+        themselves (a ``RowScorer`` takes the compiled ascent instead, ``_label_ascents``)."""
         trials = np.repeat(thresholds[None, :], candidates.size, axis=0)
         trials[:, k] = candidates
-        if not isinstance(self.score_of, RowScorer):
-            values, rights = self._batch(rows, trials, lambda t: t[:, None, :], fallback, label=k)
-            P = DecisionRule(thresholds, fallback=fallback).predict(rows.F)
-            return trials, values, rights, _right(P, rows.truth, k, rows.sample_weight)
-        values, rights = _loops().label_trials(rows.F, rows.truth, rows.top, rows.w, at_least_bound(thresholds), k,
-                                      bounds, fallback, self.score_of.jaccard_weight)
-        return trials, values, rights[:-1], rights[-1]
+        values, rights = self._batch(rows, trials, lambda t: t[:, None, :], fallback, label=k)
+        P = DecisionRule(thresholds, fallback=fallback).predict(rows.F)
+        return trials, values, rights, _right(P, rows.truth, k, rows.sample_weight)
 
     def _batch(self, rows, params, thresholds_of, fallback, label=None):
         """The score of the threshold rule ``DecisionRule(thresholds_of(params[j:j+1])[0], fallback)`` for every j
@@ -567,8 +604,7 @@ def fit_calibrators(F, member, sample_weight=None, method: str = "sigmoid") -> l
 def _one_standard_error(best, winner, score_of, F, truth, folds, sample_weight) -> str:
     """The first family whose best score is within one standard error of the ``winner`` family's; the error from the
     spread of the winner's score over the folds."""
-    P = best[winner][1].predict(F)
-    groups = [folds == f for f in np.unique(folds)]
-    per_fold = [score_of(truth[g], P[g], None if sample_weight is None else sample_weight[g]) for g in groups]
-    error = np.std(per_fold, ddof=1) / np.sqrt(len(groups))
+    _, groups = np.unique(folds, return_inverse=True)
+    per_fold = _group_scores(score_of, truth, best[winner][1].predict(F)[None], sample_weight, groups)[0]
+    error = np.std(per_fold, ddof=1) / np.sqrt(per_fold.size)
     return next(family for family, (value, _) in best.items() if value >= best[winner][0] - error)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import hamming_loss, jaccard_score
 
-from ovn_cvx._rule_loops import (_pairwise_sum, _scratch, expected_best_sizes, label_trials, prediction_scores,
-                                 threshold_scores)
+from ovn_cvx._rule_loops import (_pairwise_sum, _scratch, expected_best_sizes, group_scores, label_trials,
+                                 prediction_scores, threshold_scores)
 from ovn_cvx.labels import NEVER, DecisionRule, argmax_index, at_least_bound, rule_thresholds
 from ovn_cvx.rules import _candidates, learn_rule, scorer
 
@@ -86,7 +86,7 @@ def test_label_trials_equal_sklearn(jaccard_weight, weighted, fallback):
     thresholds = np.array([0.3, 1.0, -0.2, 0.5, 0.8])
     for k in range(F.shape[1]):
         candidates = _candidates(F[:, k])
-        values, rights = label_trials(F, truth, top, weights, at_least_bound(thresholds), k,
+        values, rights = label_trials(F, truth, top, weights, at_least_bound(thresholds), k, np.argsort(F[:, k]),
                                       at_least_bound(candidates), fallback, jaccard_weight)
         assert values.shape == candidates.shape and rights.shape == (candidates.size + 1,)
         largest = values == values.max()
@@ -103,6 +103,25 @@ def test_label_trials_equal_sklearn(jaccard_weight, weighted, fallback):
         assert np.ptp(values) > 0.01
 
 
+@pytest.mark.parametrize("fallback", [True, False])
+def test_label_trials_on_bounds_that_are_values(fallback):
+    """Candidate bounds equal to values of label k (a value on its bound is on) and repeated bounds: every trial
+    against the full predictions ``F >= bound`` (the argmax for a row left empty with ``fallback``), bit for bit."""
+    F, truth, w = _data(seed=9)
+    top, k = argmax_index(F), 1
+    bounds = np.array([0.3, 1.0, -0.2, 0.5, 0.8])
+    candidate_bounds = np.repeat(np.unique(F[:, k]), 2)  # every value of label k, twice
+    values, rights = label_trials(F, truth, top, w, bounds, k, np.argsort(F[:, k]), candidate_bounds, fallback, 0.5)
+    for value, bound in zip(values, candidate_bounds):
+        trial = bounds.copy()
+        trial[k] = bound
+        P = F >= trial
+        if fallback:
+            P[np.flatnonzero(~P.any(axis=1)), top[~P.any(axis=1)]] = True
+        assert value == _numpy(truth, P, w, 0.5)
+    assert np.ptp(values) > 0.05
+
+
 def test_equal_predictions_score_bit_for_bit():
     """Thresholds between the same two data values predict the same labels: the same score to the last bit from
     every entry point — the threshold rules', a label's trials', and the predictions' (the scorer's)."""
@@ -110,8 +129,8 @@ def test_equal_predictions_score_bit_for_bit():
     top, metric = argmax_index(F), scorer(0.5)
     thresholds = np.array([0.21, 0.22, 0.23, 0.24])  # no value of F in between (one decimal)
     by_threshold = threshold_scores(F, truth, top, w, at_least_bound(thresholds)[:, None], True, 0.5)
-    by_label, _ = label_trials(F, truth, top, w, at_least_bound(np.full(5, 0.21)), 1, at_least_bound(thresholds),
-                               True, 0.5)
+    by_label, _ = label_trials(F, truth, top, w, at_least_bound(np.full(5, 0.21)), 1, np.argsort(F[:, 1]),
+                               at_least_bound(thresholds), True, 0.5)
     by_prediction = metric(truth, DecisionRule(0.21).predict(F), w)
     assert len({*by_threshold, *by_label, by_prediction}) == 1
 
@@ -128,6 +147,29 @@ def test_prediction_scores_of_a_batch_equal_sklearn(jaccard_weight):
             assert value == pytest.approx(_sklearn(truth, P, weights, jaccard_weight), abs=1e-12)
             assert value == _numpy(truth, P, weights, jaccard_weight)
         np.testing.assert_array_equal(scorer(jaccard_weight)(truth, batch, weights), ours)
+
+
+@pytest.mark.parametrize("complement", [False, True])
+def test_group_scores_are_the_scores_of_the_groups_rows(complement):
+    """Each prediction matrix on each group's rows (or the rows outside it) scores what the rows alone score, bit for
+    bit, and against scikit-learn; groups of one row and of rows without labels, weights, λ = 0, 0.3, 1."""
+    F, truth, w = _data(seed=7)
+    rng = np.random.default_rng(7)
+    batch = np.ascontiguousarray(rng.random((3, *F.shape)) < 0.4)
+    batch[0, :20] = False  # rows without true labels (the first 15) and without predicted ones
+    groups = rng.integers(0, 4, size=len(F))
+    groups[17] = 4  # a group of one row
+    for jaccard_weight in (0.0, 0.3, 1.0):
+        ours = group_scores(truth, batch, w, groups, 5, complement, jaccard_weight)
+        assert ours.shape == (3, 5)
+        for g in range(5):
+            rows = (groups == g) != complement
+            expected = prediction_scores(truth[rows], batch[:, rows], w[rows], jaccard_weight)
+            np.testing.assert_array_equal(ours[:, g], expected)
+            for value, P in zip(ours[:, g], batch):
+                assert value == _numpy(truth[rows], P[rows], w[rows], jaccard_weight)
+                assert value == pytest.approx(_sklearn(truth[rows], P[rows], w[rows], jaccard_weight), abs=1e-12)
+        assert np.ptp(ours) > 0.01
 
 
 def test_expected_best_sizes_ties_go_to_the_smaller_set():

@@ -6,8 +6,10 @@ import warnings
 import numpy as np
 import pytest
 
+from ovn_cvx._rule_loops import label_trials
 from ovn_cvx.labels import NEVER, DecisionRule, at_least_bound
-from ovn_cvx.rules import N_CANDIDATES, _candidates, _mean, _Rows, _Search, learn_rule, scorer
+from ovn_cvx.rules import (N_CANDIDATES, SWEEPS, _candidates, _group_scores, _mean, _Rows, _Search, learn_rule,
+                           scorer)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -32,11 +34,13 @@ def test_candidates_are_numpys_nearest_quantiles():
     np.testing.assert_array_equal(_candidates(np.full(4, NEVER)), [np.finfo(np.float64).max])
 
 
-@pytest.mark.parametrize("scoring", ["jaccard", "hamming", 0.5])
-def test_search_from_row_counts_finds_the_rules_of_the_full_predictions(scoring):
+@pytest.mark.parametrize("scoring", ["jaccard", "hamming", 0.5, 0.3])
+@pytest.mark.parametrize("seed", [11, 12])
+def test_search_from_row_counts_finds_the_rules_of_the_full_predictions(scoring, seed):
     """Every family's best rule and score equal those of the search that scores every candidate on its full
-    predictions (the oracle), bit for bit — on values rounded to one decimal, where many candidates tie."""
-    rng = np.random.default_rng(11)
+    predictions (the oracle, the per-label ascent in Python), bit for bit — on values rounded to one decimal, where
+    many candidates tie."""
+    rng = np.random.default_rng(seed)
     F = np.round(rng.normal(size=(150, 5)), 1)
     truth = (F + rng.normal(scale=0.8, size=F.shape)) > 0.6
     truth[:, 4] = False
@@ -72,7 +76,6 @@ def test_label_trials_tie_bit_for_bit(scoring):
     F[:, 3], truth[:, 3] = NEVER, False
     metric = scorer(scoring)
     searched = np.array([0, 1, 2, 4])
-    fast = _Search(metric, scoring, DecisionRule(), searched)
     full = _Search(lambda T, P, weights: metric(T, P, weights), scoring, DecisionRule(), searched)
     thresholds = np.array([0.2, 0.5, -0.1, 0.4, 0.8])
     for weights in (None, rng.uniform(0.2, 3.0, size=90)):
@@ -81,15 +84,16 @@ def test_label_trials_tie_bit_for_bit(scoring):
             for k in (0, 1, 4):
                 # each candidate and one 0.03 below it: the same predictions on values 0.1 apart, so scores tie
                 candidates = np.sort(np.concatenate([_candidates(F[:, k])[:-1], _candidates(F[:, k])[:-1] - 0.03]))
-                ours = fast._label_trials(rows, thresholds, k, candidates, at_least_bound(candidates), fallback)
+                values, rights = label_trials(rows.F, rows.truth, rows.top, rows.w, at_least_bound(thresholds), k,
+                                              np.argsort(F[:, k]), at_least_bound(candidates), fallback,
+                                              metric.jaccard_weight)
                 oracle = full._label_trials(rows, thresholds, k, candidates, at_least_bound(candidates), fallback)
-                np.testing.assert_array_equal(ours[0], oracle[0])
-                np.testing.assert_array_equal(ours[1], oracle[1])  # every score, bit for bit
+                np.testing.assert_array_equal(values, oracle[1])  # every score, bit for bit
                 assert np.ptp(oracle[1]) > 0.01  # the trials differ: the comparison is not between constants
                 tied = oracle[1] == oracle[1].max()
                 assert tied.sum() >= 2  # ties among the best: the case the tie rule is for
-                np.testing.assert_array_equal(ours[2][tied], oracle[2][tied])
-                assert ours[3] == oracle[3]
+                np.testing.assert_array_equal(rights[:-1][tied], oracle[2][tied])
+                assert rights[-1] == oracle[3]
 
 
 def test_learned_rule_on_known_values_is_unchanged_by_the_weights_scale():
@@ -221,3 +225,71 @@ def test_values_that_are_not_decision_values_name_f(bad, match):
     for shape in [(0, 3), (30,)]:
         with pytest.raises(ValueError, match=r"F must be an n×K array of decision values with at least one row"):
             learn_rule(np.zeros(shape), np.zeros(shape))
+
+
+def _ascent(search, rows, labels, start, candidates, fallback):
+    """The oracle of the per-label thresholds' coordinate ascent: ``SWEEPS`` sweeps of each label's trials scored on
+    their full predictions (``_Search._label_trials`` of a scorer that is not a ``RowScorer``), each move to the first
+    maximum of (score, share right) when it beats the current pair; the first best score met and its thresholds."""
+    thresholds = np.full(rows.F.shape[1], start)
+    P = DecisionRule(thresholds, fallback=fallback).predict(rows.F)
+    current = search.score_of(rows.truth, P, rows.sample_weight)
+    best = (current, thresholds)
+    for _ in range(SWEEPS):
+        for k, label_candidates in zip(labels, candidates):
+            trials, values, rights, right = search._label_trials(rows, thresholds, k, label_candidates,
+                                                                 at_least_bound(label_candidates), fallback)
+            if values.max() > best[0]:
+                best = (values.max(), trials[np.argmax(values)])
+            tied = np.flatnonzero(values == values.max())
+            chosen = tied[np.argmax(rights[tied])]
+            if values[chosen] > current or (values[chosen] == current and rights[chosen] > right):
+                current, thresholds = values[chosen], trials[chosen]
+    return best
+
+
+@pytest.mark.parametrize("scoring", ["jaccard", "hamming", 0.3, 0.5])
+def test_compiled_ascent_moves_as_the_ascent_on_full_predictions(scoring):
+    """The compiled ascent (``_Search._label_ascents``, with and without the fallback) against the oracle
+    ``_ascent``, bit for bit in the score and the thresholds: candidates in pairs with the same predictions (each
+    one and 0.03 below it, on values 0.1 apart), so that moves tie in score and in the share right and the first of
+    the tied must be taken; a label left out (NEVER, not searched), rows without labels (the fallback), weights,
+    starts below, inside and above the values."""
+    rng = np.random.default_rng(21)
+    F = np.round(rng.normal(size=(120, 5)), 1)
+    truth = (F + rng.normal(scale=0.9, size=F.shape)) > 0.5
+    truth[:12] = False
+    F[:, 3], truth[:, 3] = NEVER, False
+    metric = scorer(scoring)
+    labels = np.array([0, 1, 2, 4])
+    fast = _Search(metric, scoring, DecisionRule(), labels)
+    full = _Search(lambda T, P, weights: metric(T, P, weights), scoring, DecisionRule(), labels)
+    candidates = [np.sort(np.concatenate([_candidates(F[:, k])[:-1], _candidates(F[:, k])[:-1] - 0.03]))
+                  for k in labels]
+    moved = 0
+    for weights in (None, rng.uniform(0.2, 3.0, size=120)):
+        rows = _Rows(F, truth, weights)
+        for start in (-2.0, 0.35, 0.8, 3.0):
+            for fallback, value, thresholds in fast._label_ascents(rows, labels, start, candidates):
+                oracle_value, oracle_thresholds = _ascent(full, rows, labels, start, candidates, fallback)
+                assert value == oracle_value
+                np.testing.assert_array_equal(thresholds, oracle_thresholds)
+                moved += not np.all(thresholds == start)
+    assert moved >= 12  # the ascent moved: the comparison is not between starts
+
+
+@pytest.mark.parametrize("complement", [False, True])
+def test_group_scores_compiled_equal_the_scorer_on_each_groups_rows(complement):
+    """``_group_scores`` of a ``RowScorer`` (one compiled call) against the scorer called on each group's rows, bit for
+    bit, with and without weights; folds labelled by any values (here 3, 7, 9)."""
+    rng = np.random.default_rng(3)
+    truth = rng.random((80, 4)) < 0.4
+    predictions = rng.random((5, 80, 4)) < 0.5
+    _, groups = np.unique(rng.choice([3, 7, 9], size=80), return_inverse=True)
+    metric = scorer(0.3)
+    for weights in (None, rng.uniform(0.2, 3.0, size=80)):
+        ours = _group_scores(metric, truth, predictions, weights, groups, complement)
+        oracle = _group_scores(lambda T, P, w: metric(T, P, w), truth, predictions, weights, groups, complement)
+        assert ours.shape == (5, 3)
+        np.testing.assert_array_equal(ours, oracle)
+        assert np.ptp(ours) > 0.01
