@@ -74,7 +74,8 @@ def test_repaired_multipliers_are_closer_to_stationarity(problem):
         column, _, mu = ipm.held[k]
         block = slice(bounds[k], bounds[k + 1])
         y, X = problem.pairs.sign[block], problem.X[problem.pairs.sample[block]]
-        residual = [np.linalg.norm(np.append(X.T @ (y * m) - column, y @ m)) for m in (mu, ipm.point.u[block])]
+        residual = [np.linalg.norm(np.append(X.T @ (y * m) - column, y @ m))
+                    for m in (mu, ipm.expanded(ipm.point).u[block])]
         assert residual[0] < residual[1]
 
 
