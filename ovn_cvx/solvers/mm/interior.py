@@ -321,9 +321,8 @@ class InteriorPoint:
             t = np.where(short, t / 2.0, t)
 
     def advance(self, point: PrimalDualPoint, d: Direction, t: np.ndarray) -> PrimalDualPoint:
-        """The steps of lengths t (one per block) along d. Once blocks are fixed, a window's full steps are relaxations
-        too, as they were over all blocks (the fixed ones' steps are 0): the same round-off."""
-        if np.all(t == 1.0) and not self.fixed.any():
+        """The steps of lengths t (one per block) along d."""
+        if np.all(t == 1.0):
             return replace(point, theta=d.theta, xi=point.xi + d.xi, s=point.s + d.s, u=point.u + d.u,
                            nu=point.nu + d.nu)
         length = self.per_pair(t)
