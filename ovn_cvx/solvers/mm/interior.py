@@ -158,7 +158,7 @@ class Window:
     entries outside the window are the fixed classes' (a fixed block does not move), the positions of the window's
     ``pairs`` among all, and the objective's ``value`` over the classes outside it (a constant)."""
 
-    stepper: object
+    stepper: object  # a PrimalStepper
     point: PrimalDualPoint
     previous: PrimalDualPoint
     pairs: np.ndarray
@@ -400,8 +400,9 @@ class InteriorPoint:
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
         value = self.history[-1] - state_objective(self.problem, theta, cost=self.c)
         self.window = Window(whole, point, previous, pairs if self.window is None else self.window.pairs[pairs], value)
+        before = self.point if self.previous is None else self.previous
         self.point, self.previous = (self._restricted(self.point, theta, pairs),
-                                     self._restricted(self.previous or self.point, theta, pairs))
+                                     self._restricted(before, theta, pairs))
         self._chi = (self.point, self._chi[1][kept])
         return settled[kept]
 
