@@ -110,9 +110,9 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
         return found
 
     run = ipm.run(limit, options.gap_tol, pause=EARLY_CROSSOVER)
-    # paused at the early crossover point (not evaluated): the polish, if its margin set is not degenerate (more
-    # margin pairs than free parameters: a singular system whose rounds rarely certify and cost most)
-    # (the iterates over all pairs: the interior point's iterations may leave its fixed classes out)
+    # paused at the early crossover point (not evaluated): the polish of the iterate over all pairs (the iterations
+    # may leave fixed classes out), if its margin set is not degenerate (more margin pairs than free parameters: a
+    # singular system whose rounds rarely certify and cost most)
     point = ipm.expanded(ipm.point)
     sets = point.margin_sets(ipm.expanded(ipm.previous, before=True)) if ipm.pending else None
     if sets is not None and np.count_nonzero(sets == IN_S) <= free_parameters(problem):

@@ -387,8 +387,8 @@ class InteriorPoint:
         keep = ~self.fixed[self.classes]
         if keep.all() or not keep.any():
             return settled
-        # the entries left out as the iterations over all blocks would keep them: the iterate's, and the previous
-        # iterate's in the one before it (a fixed block's indicators read its last move, :meth:`keep`)
+        # the entries left out, as the iterations over all blocks keep them: in the iterate, its own; in the one
+        # before it, the previous iterate's (a fixed block's indicators read its last move, :meth:`keep`)
         point = self.expanded(self.point)
         previous = point if self.previous is None else replace(self.expanded(self.previous, before=True),
                                                                 theta=point.theta)
