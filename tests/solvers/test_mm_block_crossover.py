@@ -17,14 +17,18 @@ from ovn_cvx.solvers.mm.interior import InteriorPoint, PrimalDualPoint
 from ovn_cvx.testing import assert_matches_reference
 
 
-@pytest.fixture(scope="module")
-def problem():
+def crossing_problem():
     """300 samples, 8 features, 4 classes, every non-member a negative, free biases: K independent QPs, whose last
     moving class the interior point fixes by its own crossover."""
     X, y = make_classification(n_samples=300, n_features=8, n_informative=5, n_classes=4, n_clusters_per_class=2,
                                flip_y=0.05, random_state=0)
     X = StandardScaler().fit_transform(X)
     return Problem(X, 2.0 * (y[:, None] == np.arange(4)) - 1.0, "SwSb", beta=4.0, bias_penalty=0.0)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return crossing_problem()
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +78,8 @@ def test_repaired_multipliers_are_closer_to_stationarity(problem):
         column, _, mu = ipm.held[k]
         block = slice(bounds[k], bounds[k + 1])
         y, X = problem.pairs.sign[block], problem.X[problem.pairs.sample[block]]
-        residual = [np.linalg.norm(np.append(X.T @ (y * m) - column, y @ m)) for m in (mu, ipm.point.u[block])]
+        residual = [np.linalg.norm(np.append(X.T @ (y * m) - column, y @ m))
+                    for m in (mu, ipm.expanded(ipm.point).u[block])]
         assert residual[0] < residual[1]
 
 

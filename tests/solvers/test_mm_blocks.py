@@ -220,5 +220,5 @@ def test_state_regularizer_is_computed_once_at_its_first_read():
     problem = default_problem(90, n_features=3, n_classes=3, seed=4).replace(alpha=0.3)
     stepper = PrimalStepper(problem)
     theta = np.random.default_rng(12).normal(size=(3, stepper.d + 1))
-    coef, _ = stepper.solution(stepper._state(theta))
-    assert stepper._state(theta).reg == pytest.approx(regularizer(problem, coef), rel=1e-13)
+    coef, _ = stepper.solution(stepper.state(theta))
+    assert stepper.state(theta).reg == pytest.approx(regularizer(problem, coef), rel=1e-13)

@@ -19,6 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from ...problem import class_sums
+from .common import block_pairs
 from .primal import PrimalStepper, PrimalSystem
 
 #: the batched form is used when the class blocks are at most this size (d + 1): measured per interior-point
@@ -51,6 +52,18 @@ class BatchedPrimalStepper(PrimalStepper):
         return [self.all_rows[s] for s in self.slices]
 
     @cached_property
+    def labels(self) -> np.ndarray:
+        """The block of every pair (its class)."""
+        return self.problem.pairs.label
+
+    def window(self, classes: np.ndarray, state):
+        window, state = super().window(classes, state)
+        if self.shared_rows is None:
+            window.all_rows = self.all_rows[block_pairs(self.bounds, classes)]
+            window.labels = np.repeat(np.arange(classes.size), np.diff(window.bounds))
+        return window, state
+
+    @cached_property
     def every(self) -> np.ndarray:
         """The indices of the D coordinates (the blocks' diagonal)."""
         return np.arange(self.d + 1)
@@ -60,7 +73,7 @@ class BatchedPrimalStepper(PrimalStepper):
     def pair_values(self, theta: np.ndarray) -> np.ndarray:
         if self.shared_rows is not None:
             return super().pair_values(theta)
-        return np.einsum("pd,pd->p", self.all_rows, theta[self.problem.pairs.label])
+        return np.einsum("pd,pd->p", self.all_rows, theta[self.labels])
 
     def class_products(self, values: np.ndarray) -> np.ndarray:
         if self.shared_rows is not None:

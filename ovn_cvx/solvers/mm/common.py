@@ -143,11 +143,20 @@ def separable(problem: Problem) -> bool:
     return not problem.hard_w and problem.alpha == 0 and not problem.hard_b and problem.bias_penalty == 0
 
 
-def state_objective(problem: Problem, state: "State", hinge: np.ndarray | None = None) -> float:
+def block_pairs(bounds: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+    """The positions of the pairs of ``blocks`` (block k: positions bounds[k] to bounds[k + 1]), block by block."""
+    return np.concatenate([np.arange(bounds[k], bounds[k + 1]) for k in blocks])
+
+
+def state_objective(problem: Problem, state: "State", hinge: np.ndarray | None = None,
+                    cost: np.ndarray | None = None) -> float:
     """R + Σ_p c_p h_p + B at an iterate, from its own residuals: h = [r]_+ (the exact objective F) unless another
-    ``hinge`` (the smoothed one of MM) is given. The reported objective is always the evaluator's."""
+    ``hinge`` (the smoothed one of MM) is given. The reported objective is always the evaluator's. ``cost``: the
+    costs of the pairs the iterate holds, when not all the problem's (some classes of a separable problem, whose B
+    is 0)."""
+    cost = problem.cost if cost is None else cost
     bias = 0.0 if problem.hard_b else problem.bias_penalty * float(state.b.sum()) ** 2
-    return state.reg + float(problem.cost @ (np.maximum(state.r, 0.0) if hinge is None else hinge)) + bias
+    return state.reg + float(cost @ (np.maximum(state.r, 0.0) if hinge is None else hinge)) + bias
 
 
 def smoothed_hinge(r: np.ndarray, eps: float) -> np.ndarray:

@@ -4,6 +4,8 @@ Features Φ ∈ R^{N×d}: the patterns X (linear) or the eigen-features L of G (
 """
 from __future__ import annotations
 
+from copy import copy
+from dataclasses import replace
 from functools import cached_property, partial
 
 import numpy as np
@@ -12,7 +14,7 @@ from scipy.linalg import lu_factor, lu_solve
 
 from ...kernels import KernelFactor
 from ...problem import Problem
-from .common import NEWTON_DAMPING, BlockCholesky, State, hinge_slope, separable
+from .common import NEWTON_DAMPING, BlockCholesky, State, block_pairs, hinge_slope, separable
 
 
 def weighted_gram(rows: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -55,7 +57,7 @@ class PrimalStepper:
         """Features X (linear problem) or the eigen-features of ``factor`` (kernel problem)."""
         pairs = problem.pairs
         K = problem.n_classes
-        self.problem, self.factor = problem, factor
+        self.problem, self.factor, self.K = problem, factor, K
         self.features = problem.X if factor is None else factor.features
         self.d = d = self.features.shape[1]
         self.bounds = bounds = pairs.class_bounds(K)
@@ -100,7 +102,7 @@ class PrimalStepper:
     def class_products(self, values: np.ndarray) -> np.ndarray:
         """Σ_p values_p φ̃_p over each class's pairs (K×D)."""
         if self.shared_rows is not None:
-            return values.reshape(self.problem.n_classes, -1) @ self.shared_rows
+            return values.reshape(self.K, -1) @ self.shared_rows
         return np.stack([rows.T @ values[s] for rows, s in zip(self.rows, self.slices)])
 
     def pair_values(self, theta: np.ndarray) -> np.ndarray:
@@ -115,7 +117,8 @@ class PrimalStepper:
         whole Hessian of a uniform majorizer."""
         return self.hessians(self.cost)
 
-    def _state(self, theta: np.ndarray, u: np.ndarray | None = None) -> State:
+    def state(self, theta: np.ndarray, u: np.ndarray | None = None) -> State:
+        """The state of the parameters θ (K×D) whose pairs' values θ_{k_p}ᵀφ̃_p are ``u`` (computed when not given)."""
         if u is None:
             u = self.pair_values(theta)
         return State((theta, u), 1.0 - self.sign * u, partial(self._reg, theta), theta[:, -1].copy())
@@ -124,13 +127,13 @@ class PrimalStepper:
         return 0.5 * self.coupling.square(theta[:, :-1].T)
 
     def initial(self, coef=None, b=None) -> State:
-        theta = np.zeros((self.problem.n_classes, self.d + 1))
+        theta = np.zeros((self.K, self.d + 1))
         if coef is None:
-            return self._state(theta, np.zeros(len(self.sign)))
+            return self.state(theta, np.zeros(len(self.sign)))
         theta[:, :-1] = (coef if self.factor is None else self.factor.from_coef(coef)).T
         theta[:, -1] = b
         pairs = self.problem.pairs
-        return self._state(theta, (self.features @ theta[:, :-1].T + b)[pairs.sample, pairs.label])
+        return self.state(theta, (self.features @ theta[:, :-1].T + b)[pairs.sample, pairs.label])
 
     def system(self, omega: np.ndarray, hessians: np.ndarray | None = None, still=None) -> "PrimalSystem":
         """The factored system of the weighted least-squares problem min R + B + ½ Σ_p ω_p (a_p(θ) − t_p)², a_p
@@ -144,7 +147,7 @@ class PrimalStepper:
         """Σ_p ω_p φ̃_p φ̃_pᵀ per class (K×D×D); the identity for the classes ``still`` marks (of a :attr:`separable`
         problem, whose solutions are not used: the interior point's converged classes), whose weighted products,
         n_k·D² each, are most of an iteration's work."""
-        shared, K = self.shared_rows, self.problem.n_classes
+        shared, K = self.shared_rows, self.K
         if shared is None:
             return np.stack([np.eye(self.d + 1) if still is not None and still[k] else weighted_gram(rows, omega[s])
                              for k, (rows, s) in enumerate(zip(self.rows, self.slices))])
@@ -182,7 +185,7 @@ class PrimalStepper:
             in_band, with_slope = slice(band_cuts[k], band_cuts[k + 1]), slice(sloped_cuts[k], sloped_cuts[k + 1])
             H += weighted_gram(rows[band[in_band] - self.bounds[k]], curv[in_band])
             g[k] = H @ theta[k] + rows[sloped[with_slope] - self.bounds[k]].T @ slope[with_slope]
-        return self._state(PrimalSystem(self, hessians).solve(g))
+        return self.state(PrimalSystem(self, hessians).solve(g))
 
     @property
     def separable(self) -> bool:
@@ -197,6 +200,24 @@ class PrimalStepper:
         theta = old.params[0] + t_class * (new.params[0] - old.params[0])
         u = old.params[1] + t_pair * (new.params[1] - old.params[1])
         return State((theta, u), 1.0 - self.sign * u, partial(self._reg, theta), theta[:, -1].copy())
+
+    def window(self, classes: np.ndarray, state: State) -> tuple["PrimalStepper", State]:
+        """The stepper over the pairs of ``classes`` (indices, ascending) alone, and ``state`` restricted to them: the
+        same systems, fits and relaxations for those classes of a :attr:`separable` problem, whose class blocks are
+        independent (the interior point's iterations once its other classes are fixed). Only the iterations run on
+        it; a start and the answer are the whole stepper's."""
+        if not self.separable:
+            raise ValueError("a window of classes needs a separable problem: otherwise their systems are coupled")
+        rows, pairs = self.rows, block_pairs(self.bounds, classes)  # the shared rows, if any, formed: the window's too
+        window = copy(self)
+        window.__dict__.pop("cost_gram", None)
+        window.rows = [rows[k] for k in classes]
+        window.K, window.bounds = classes.size, np.concatenate([[0], np.cumsum(np.diff(self.bounds)[classes])])
+        window.slices = [slice(start, stop) for start, stop in zip(window.bounds[:-1], window.bounds[1:])]
+        window.sign, window.cost = self.sign[pairs], self.cost[pairs]
+        window.coupling = replace(self.coupling, n_classes=classes.size)  # P = I: R is the classes' own squares
+        theta, values = state.params
+        return window, window.state(theta[classes], values[pairs])
 
     def solution(self, state: State):
         C = state.params[0][:, :-1].T
@@ -239,4 +260,4 @@ class PrimalSystem:
         """The weighted least-squares fit of the targets t_p with the weights ω of :meth:`PrimalStepper.system`."""
         st = self.stepper
         rhs = self.omega * st.sign * target
-        return st._state(self.solve(st.class_products(rhs)))
+        return st.state(self.solve(st.class_products(rhs)))
