@@ -79,7 +79,7 @@ def test_repaired_multipliers_are_closer_to_stationarity(problem):
         block = slice(bounds[k], bounds[k + 1])
         y, X = problem.pairs.sign[block], problem.X[problem.pairs.sample[block]]
         residual = [np.linalg.norm(np.append(X.T @ (y * m) - column, y @ m))
-                    for m in (mu, ipm.expanded(ipm.point).u[block])]
+                    for m in (mu, ipm.iterates()[0].u[block])]
         assert residual[0] < residual[1]
 
 

@@ -12,6 +12,7 @@ import ovn_cvx
 from ovn_cvx import Problem
 from ovn_cvx.solvers.cvxpy_solver import TIGHT_CLARABEL
 from ovn_cvx.solvers.mm import forms
+from ovn_cvx.solvers.mm.common import block_pairs
 from ovn_cvx.solvers.mm.finish import EXACT_BELOW, INTERIOR_GAP_TOL
 from ovn_cvx.solvers.mm.interior import InteriorPoint
 from ovn_cvx.solvers.mm.primal import PrimalStepper
@@ -80,6 +81,8 @@ def test_the_window_takes_the_same_steps(name, gap_tol, monkeypatch):
     whole, control = _solve(problem, monkeypatch, window=False, gap_tol=gap_tol)
     assert ipm.window is not None and ipm.classes.size < problem.n_classes  # the window was used
     assert control.window is None and control.fixed.any()
+    # the same classes fixed, by settling or by their own crossover, from the same partitions: global class indices
+    assert ipm.tried == control.tried and ipm.held.keys() == control.held.keys()
     assert result.status == whole.status == "optimal"
     assert result.iterations == whole.iterations and result.finish == whole.finish
     np.testing.assert_allclose(result.history, whole.history, rtol=1e-12)
@@ -161,14 +164,12 @@ def test_the_iterates_over_all_pairs_hold_the_fixed_classes_exactly(monkeypatch)
     _, ipm = _solve(problem, monkeypatch)
     monkeypatch.undo()
     _, control = _solve(problem, monkeypatch, window=False)
-    assert left_out and ipm.classes.size < problem.n_classes - len(left_out) + 1
-    bounds = problem.pairs.class_bounds(problem.n_classes)
-    pairs = np.concatenate([np.arange(bounds[k], bounds[k + 1]) for k in left_out])
-    for got, expected in ((ipm.expanded(ipm.point), control.point),
-                          (ipm.expanded(ipm.previous, before=True), control.previous)):
+    assert left_out and ipm.classes.size < problem.n_classes - len(left_out)  # and a later window narrowed further
+    pairs = block_pairs(problem.pairs.class_bounds(problem.n_classes), left_out)
+    for got, expected in zip(ipm.iterates(), (control.point, control.previous)):
         for name in ("xi", "s", "u", "nu"):
             np.testing.assert_array_equal(getattr(got, name)[pairs], getattr(expected, name)[pairs])
-    point = ipm.expanded(ipm.point)
+    point = ipm.iterates()[0]
     np.testing.assert_array_equal(point.theta.params[0][left_out], control.point.theta.params[0][left_out])
     np.testing.assert_array_equal(point.theta.r[pairs], control.point.theta.r[pairs])
     for k in left_out:
@@ -184,7 +185,7 @@ def test_a_window_of_the_stepper_is_its_classes_alone(kind):
     stepper = forms.make_stepper(problem, "primal")
     rng = np.random.default_rng(0)
     n, classes = len(problem.pairs), np.array([1, 3, 4])
-    pairs = np.concatenate([np.arange(stepper.bounds[k], stepper.bounds[k + 1]) for k in classes])
+    pairs = block_pairs(stepper.bounds, classes)
     weight, target = rng.uniform(0.1, 2.0, n), rng.normal(size=n)
     full = stepper.system(weight).fit(target)
     window, state = stepper.window(classes, full)

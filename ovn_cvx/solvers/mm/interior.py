@@ -153,12 +153,11 @@ class Best:
 
 @dataclass(frozen=True)
 class Window:
-    """What an interior point's iterations over some classes of a separable problem leave out (the fixed ones):
-    the whole problem's ``stepper``, the iterate and the one before it over all pairs (``point``, ``previous``) whose
-    entries outside the window are the fixed classes' (a fixed block does not move), the positions of the window's
-    ``pairs`` among all, and the objective's ``value`` over the classes outside it (a constant)."""
+    """What an interior point's iterations over some classes of a separable problem leave out (the fixed ones): the
+    iterate and the one before it over all pairs (``point``, ``previous``) whose entries outside the window are the
+    fixed classes' (a fixed block does not move), the positions of the window's ``pairs`` among all, and the
+    objective's ``value`` over the classes outside it (a constant)."""
 
-    stepper: object  # a PrimalStepper
     point: PrimalDualPoint
     previous: PrimalDualPoint
     pairs: np.ndarray
@@ -191,8 +190,9 @@ class InteriorPoint:
         separable = getattr(stepper, "separable", False) and np.all(sizes > 0)
         self.sizes = sizes if separable else np.array([self.c.size])
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
-        self.bounds = np.append(self.starts, self.c.size)  # the blocks' pairs over all pairs
+        self.class_bounds = np.append(self.starts, self.c.size)  # the blocks' pairs over all pairs
         self.split = self.sizes.size > 1
+        self.whole = stepper  # the stepper over all blocks (``stepper``: over the blocks the iterations run on)
         self.operator = operator if separable else None
         # the fixed blocks (settled, or certified by their crossover: they no longer move), their (coefficients, bias,
         # μ), and the (block, partition) pairs the crossover tried, by block over all blocks
@@ -248,9 +248,9 @@ class InteriorPoint:
         dnu += B
         return Direction(theta, dxi, np.negative(ds, out=ds), du, np.negative(dnu, out=dnu))
 
-    def block(self, k: int) -> slice:
-        """Block k's pairs (the pairs are sorted by class)."""
-        return slice(self.starts[k], self.starts[k] + self.sizes[k])
+    def block(self, j: int) -> slice:
+        """The pairs of block j of the iterations (the pairs are sorted by class)."""
+        return slice(self.starts[j], self.starts[j] + self.sizes[j])
 
     def per_pair(self, values: np.ndarray):
         """A per-block quantity as a per-pair vector (a scalar for one block)."""
@@ -347,20 +347,22 @@ class InteriorPoint:
         the ten iterations after it converged)."""
         if not self.split:
             return np.zeros(1, dtype=bool)
-        share = SETTLED * self.near_gap_tol * max(1.0, abs(value)) / self.fixed.size
-        return (2 * self.sizes * chi <= share) | self.fixed[self.classes]
+        return (2 * self.sizes * chi <= SETTLED * self.near_gap_tol * self.share(value)) | self.fixed[self.classes]
+
+    def share(self, value: float) -> float:
+        """A block's share of max(1, |F|): over all K blocks of the problem, whatever the iterations run on."""
+        return max(1.0, abs(value)) / self.fixed.size
 
     def solution(self, point: PrimalDualPoint) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The (coef, b) and multipliers u of an iterate over all pairs (:meth:`expanded`), the fixed blocks' replaced
         by what they were fixed at (a settled block's iterate with repaired multipliers, or the exact solution of a
         block whose crossover certified)."""
-        stepper = self.stepper if self.window is None else self.window.stepper
-        coef, b = project_hard_constraints(self.problem, *stepper.solution(point.theta))
+        coef, b = project_hard_constraints(self.problem, *self.whole.solution(point.theta))
         if not self.held:
             return coef, b, point.u
         coef, b, u = coef.copy(), b.copy(), point.u.copy()
         for k, (column, bias, mu) in self.held.items():
-            coef[:, k], b[k], u[self.bounds[k]:self.bounds[k + 1]] = column, bias, mu
+            coef[:, k], b[k], u[self.class_bounds[k]:self.class_bounds[k + 1]] = column, bias, mu
         return coef, b, u
 
     def fix_settled(self, settled: np.ndarray):
@@ -372,7 +374,7 @@ class InteriorPoint:
         new = np.flatnonzero(settled & ~self.fixed[self.classes])
         if not new.size:
             return
-        coef, b, _ = self.solution(self.expanded(self.point))
+        coef, b, _ = self.solution(self.iterates()[0])
         for j in new:
             k = self.classes[j]
             self.fixed[k], self.held[k] = True, (coef[:, k].copy(), b[k], self.repaired(j))
@@ -383,27 +385,25 @@ class InteriorPoint:
         their pairs (measured on the estimator's default problem, N = 50 000: one class moving alone for the last 12
         of 32 iterations, which cost as much as the first ones over all classes). The iterate, its costs, blocks and
         stepper are restricted to the blocks still moving; :attr:`window` keeps what is left out, for the iterates
-        over all pairs (:meth:`expanded`) and the objective. Returns ``settled`` over the blocks kept."""
+        over all pairs (:meth:`iterates`) and the objective. Returns ``settled`` over the blocks kept."""
         keep = ~self.fixed[self.classes]
         if keep.all() or not keep.any():
             return settled
         # the entries left out, as the iterations over all blocks keep them: in the iterate, its own; in the one
-        # before it, the previous iterate's (a fixed block's indicators read its last move, :meth:`keep`)
-        point = self.expanded(self.point)
-        previous = point if self.previous is None else replace(self.expanded(self.previous, before=True),
-                                                                theta=point.theta)
+        # before it, the previous iterate's (a fixed block's indicators read its last move, :meth:`keep`; no θ)
+        point, previous = self.iterates()
         kept = np.flatnonzero(keep)
-        pairs = block_pairs(np.append(self.starts, self.c.size), kept)
-        whole = self.stepper if self.window is None else self.window.stepper
+        pairs = block_pairs(np.append(self.starts, self.c.size), kept)  # among the pairs the iterations ran on
         self.stepper, theta = self.stepper.window(kept, self.point.theta)
         self.c, self.sizes, self.classes = self.c[pairs], self.sizes[kept], self.classes[kept]
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
         value = self.history[-1] - state_objective(self.problem, theta, cost=self.c)
-        self.window = Window(whole, point, previous, pairs if self.window is None else self.window.pairs[pairs], value)
+        self.window = Window(point, point if previous is None else previous,
+                             block_pairs(self.class_bounds, self.classes), value)
         before = self.point if self.previous is None else self.previous
         self.point, self.previous = (self._restricted(self.point, theta, pairs),
                                      self._restricted(before, theta, pairs))
-        self._chi = (self.point, self._chi[1][kept])
+        self._chi = None
         return settled[kept]
 
     @staticmethod
@@ -411,31 +411,35 @@ class InteriorPoint:
         """``point`` at the restricted ``theta``, its slacks and multipliers those of ``pairs``."""
         return replace(point, theta=theta, **{name: getattr(point, name)[pairs] for name in ("xi", "s", "u", "nu")})
 
-    def expanded(self, point: PrimalDualPoint | None, before: bool = False) -> PrimalDualPoint | None:
-        """An iterate of the blocks the iterations run on (or the one before it, for Tapia's indicators, ``before``)
-        over all pairs: the blocks a :attr:`window` leaves out as they were fixed. ``point`` itself without one."""
-        if self.window is None or point is None:
-            return point
-        base = self.window.previous if before else self.window.point
+    def iterates(self) -> tuple[PrimalDualPoint | None, PrimalDualPoint | None]:
+        """The iterate and the one before it (for Tapia's indicators) over all pairs: the blocks a :attr:`window`
+        leaves out as they were fixed."""
+        if self.window is None:
+            return self.point, self.previous
+        return (self._expanded(self.point, self.window.point),
+                None if self.previous is None else self._expanded(self.previous, self.window.previous))
+
+    def _expanded(self, point: PrimalDualPoint, base: PrimalDualPoint) -> PrimalDualPoint:
+        """``point`` over the window's pairs, over all pairs: the entries outside the window those of ``base``."""
         theta, values = (part.copy() for part in base.theta.params)
         theta[self.classes], values[self.window.pairs] = point.theta.params
         vectors = {}
         for name in ("xi", "s", "u", "nu"):
             vectors[name] = getattr(base, name).copy()
             vectors[name][self.window.pairs] = getattr(point, name)
-        return PrimalDualPoint(self.window.stepper.state(theta, values), **vectors)
+        return PrimalDualPoint(self.whole.state(theta, values), **vectors)
 
     def objective(self, theta: State) -> float:
         """F at the iterate θ over the blocks the iterations run on, plus the constant part of those left out."""
         return state_objective(self.problem, theta, cost=self.c) + (0.0 if self.window is None else self.window.value)
 
-    def repaired(self, k: int) -> np.ndarray:
-        """Block k's multipliers u moved least, in the metric of the weights u(c − u)/c (a pair at a bound stays
-        there), to satisfy its stationarity: θ_k's weights = Σ_p y_p u_p φ_p and Σ_p y_p u_p = 0 (P = I and a free
-        bias: a separable problem, solved in the primal form, whose θ_k this reads); clipped to the box, and kept only
-        when that lowers the residual (where few pairs are free it cannot remove all of it)."""
-        block = self.block(k)
-        rows, theta = self.stepper.rows[k], self.point.theta.params[0][k]
+    def repaired(self, j: int) -> np.ndarray:
+        """The multipliers u of block j of the iterations moved least, in the metric of the weights u(c − u)/c (a
+        pair at a bound stays there), to satisfy its stationarity: θ_j's weights = Σ_p y_p u_p φ_p and Σ_p y_p u_p = 0
+        (P = I and a free bias: a separable problem, solved in the primal form, whose θ_j this reads); clipped to the
+        box, and kept only when that lowers the residual (where few pairs are free it cannot remove all of it)."""
+        block = self.block(j)
+        rows, theta = self.stepper.rows[j], self.point.theta.params[0][j]
         u, c, y = self.point.u[block], self.c[block], self.stepper.sign[block]
         target = np.append(theta[:-1], 0.0)
         residual = target - rows.T @ (y * u)
@@ -456,7 +460,7 @@ class InteriorPoint:
         if moving.size != 1:
             return
         j = moving[0]
-        if 2 * self.sizes[j] * chi[j] > BLOCK_CROSSOVER * max(1.0, abs(value)) / self.fixed.size:
+        if 2 * self.sizes[j] * chi[j] > BLOCK_CROSSOVER * self.share(value):
             return
         k, sets = self.classes[j], self.point.margin_sets(self.previous)[self.block(j)]
         key = (k, sets.tobytes())
@@ -465,7 +469,7 @@ class InteriorPoint:
         if key in self.tried or np.count_nonzero(sets == IN_S) > self.problem.rank_bound + 1:
             return
         self.tried.add(key)
-        point = self.expanded(self.point)
+        point = self.iterates()[0]
         coef, b, _ = self.solution(point)
         found = polish_class(self.problem, self.operator, k, sets, coef, b, point.u, BLOCK_ROUNDS)
         if found is not None:
@@ -542,7 +546,7 @@ class InteriorPoint:
     def evaluate(self, best: Best):
         """The exact evaluation of the current iterate (:meth:`Best.update`) and the stall test."""
         self.pending = False
-        point = self.expanded(self.point)
-        improved = best.update(self.problem, *self.solution(point), point, self.expanded(self.previous, before=True))
+        point, previous = self.iterates()
+        improved = best.update(self.problem, *self.solution(point), point, previous)
         self.idle = 0 if improved else self.idle + 1
         self.stalled = self.idle >= self.patience or self.length < 1e-12
