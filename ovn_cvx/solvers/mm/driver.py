@@ -50,7 +50,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float 
         F − F* (docs/theory.md §6) is ≤ gap_tol·max(1, |F|); otherwise "inaccurate" or "max_iter", with the bound in
         ``gap_bound``. Below 1e-5 (``finish.EXACT_BELOW``) the interior-point finish runs on to the exact optimum
         (its crossover: answers to round-off, whatever gap_tol asks); from 1e-5 up it stops once an iterate is
-        proven within gap_tol, so a looser gap_tol buys time (the estimator's default linear problem: 1.6–2× faster
+        proven within gap_tol, so a looser gap_tol buys time (the estimator's default linear problem: 1.5–2× faster
         at 1e-4).
     max_iter : int > 0
         Iteration limit of the MM phase (the interior-point finish stops at min(max_iter, 100)).
