@@ -8,7 +8,7 @@ Run by hand (not a test), one BLAS thread:
 Data: ``make_classification(n_features=20, n_informative=10, n_classes=5, n_clusters_per_class=2, flip_y=0.05)``,
 standardised (dense); and a sparse text-like set: ``scipy.sparse.random`` rows (density 0.002, 100 stored entries a
 row on average, values uniform on [0, 1)) of shape N × 50 000 labelled by the argmax of a planted linear model
-(5 classes) with 5 % of the labels flipped. Models: OvN SwHb, α = 0, β = 2, γ = 1, with ``negatives="none"`` (Y the
+(5 classes) with 5 % of the labels flipped. Models: OvN SwHb, α = 0, β = 2, with ``negatives="none"`` (Y the
 one-hot membership) and ``"rest"`` (every non-member a −1); ``OneVsRestClassifier(LinearSVC())`` at scikit-learn's
 defaults (C = 1, squared hinge: another loss, time only; C = 1 is β = 2 for the hinge); the MM solver
 (``method="mm"``) on the same OvN problem. In one process, one after the other per size; LinearSVC, the MM solver and

@@ -232,10 +232,10 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     tol : float, default=1e-6
         The accuracy a fit must prove, as a bound on (F − F*)/max(1, |F|) from an exactly feasible dual point
         (docs/theory.md §6; a fit that cannot prove it warns; every solver). The CVXPY solvers use their own
-        defaults. The MM solver (linear problems) finishes exactly below 1e-5 and stops once an iterate is proven
-        within ``tol`` from 1e-5 up: ``tol=1e-4`` fits the default linear model 1.5–2× as fast, with
-        coefficients within √(2·tol·max(1, |F|)) of the exact ones (Frobenius; F is 1-strongly convex in W at
-        α = 0).
+        defaults. The MM solver's interior point (dense linear fits) runs on to the exact optimum below 1e-5 and
+        stops once an iterate is proven within ``tol`` from 1e-5 up: ``tol=1e-4`` fits the default linear model
+        1.5–2× as fast. Any linear fit's coefficients lie within √(2·tol·max(1, |F|)) of the exact ones (Frobenius;
+        F is 1-strongly convex in W at α = 0).
     max_iter : int, default=10_000
         The MM solver's iteration limit (the dual decomposition has its own step budget). The CVXPY solvers use
         their own defaults.
