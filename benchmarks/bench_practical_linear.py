@@ -43,15 +43,14 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 import ovn_cvx
-from ovn_cvx import OvNClassifier, Problem
+from ovn_cvx import OvNClassifier
 from ovn_cvx._reports import environment, markdown_table
 from ovn_cvx.estimator import AUTO_NEGATIVE_BALANCE
 from ovn_cvx.solvers.smo.linear import solve_linear
 
-from bench_practical import problem_of, timed  # the best of repeated fits and the OvN problem, as there
+from bench_practical import SWHB, problem_of, timed  # the OvN problems and the best of repeated fits, as there
 
 K = 5
-BETA = 2.0
 #: LinearSVC's, the MM solver's and the estimator's fits are timed this many times, the best kept (the machine is
 #: shared); the dual coordinate descent's once
 REPEAT = 3
@@ -80,11 +79,6 @@ def sparse_data(n: int, n_features: int = 50_000, seed: int = 0):
     return X, y
 
 
-def membership(y, negatives: str) -> np.ndarray:
-    Y = (y[:, None] == np.arange(K)).astype(float)
-    return 2.0 * Y - 1.0 if negatives == "rest" else Y
-
-
 def run(name: str, X, y, max_iter: int) -> list:
     rows = []
     with warnings.catch_warnings():
@@ -92,20 +86,22 @@ def run(name: str, X, y, max_iter: int) -> list:
         svc, _ = timed(lambda: OneVsRestClassifier(LinearSVC()).fit(X, y), REPEAT)
     rows.append((name, "OvR LinearSVC()", svc, 1.0, "", "", "", ""))
     for negatives in ("rest", "none"):
-        problem = Problem(X, membership(y, negatives), "SwHb", beta=BETA)
+        problem = problem_of(X, y, negatives, SWHB, "linear")
         seconds, smo = timed(lambda: solve_linear(problem, max_iter=max_iter))
         rows.append((name, f"OvN smo, negatives={negatives}", seconds, seconds / svc,
                      f"{smo.relative_gap_bound:.1e}", smo.status, f"{smo.compile_time:.2f}", smo.finish))
         seconds, mm = timed(lambda: ovn_cvx.solve(problem, "mm"), REPEAT)
         rows.append((name, f"OvN mm, negatives={negatives}", seconds, seconds / svc,
                      f"{mm.relative_gap_bound:.1e}", mm.status, "", f"{mm.form} / {mm.finish}"))
+    models = {}
     for method, options in (("OvN default: OvNClassifier().fit", {}), (f"OvN default, tol={LOOSE_TOL:g}",
                                                                         {"tol": LOOSE_TOL})):
-        seconds, model = timed(lambda: OvNClassifier(**options).fit(X, y), REPEAT)
-        result = model.result_
+        seconds, models[method] = timed(lambda: OvNClassifier(**options).fit(X, y), REPEAT)
+        result = models[method].result_
         rows.append((name, method, seconds, seconds / svc, f"{result.relative_gap_bound:.1e}", result.status, "",
                      f"solve {result.solve_time:.3g} s, {result.form} / {result.finish}, {result.iterations} it."))
-    default = problem_of(X, y, "rest", ("SwSb", model.hinge_weight_, 0.0, AUTO_NEGATIVE_BALANCE["classes"]), "linear")
+    hinge_weight = models["OvN default: OvNClassifier().fit"].hinge_weight_
+    default = problem_of(X, y, "rest", ("SwSb", hinge_weight, 0.0, AUTO_NEGATIVE_BALANCE["classes"]), "linear")
     seconds, smo = timed(lambda: solve_linear(default, max_iter=max_iter))
     rows.append((name, "OvN default problem, smo", seconds, seconds / svc, f"{smo.relative_gap_bound:.1e}",
                  smo.status, f"{smo.compile_time:.2f}", f"{smo.finish}, {smo.iterations} rounds"))

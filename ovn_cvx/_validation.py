@@ -28,15 +28,16 @@ def check_number(name: str, value, *, low=None, strict: bool = False, integer: b
     return int(value) if integer else float(value)
 
 
-def float_array(value, name: str, **options) -> np.ndarray:
-    """scikit-learn's ``check_array(value, dtype=np.float64, input_name=name, **options)``; an array that passes its
-    checks as it is — a dense float64 ndarray, 2-D (1-D too with ``ensure_2d=False``), not empty, finite — is returned
-    without them (about 60 µs a call; a fit with its internal folds checks its arrays dozens of times)."""
-    dims = (2,) if options.get("ensure_2d", True) else (1, 2)
+def float_array(value, name: str, *, accept_sparse=False, ensure_2d: bool = True) -> np.ndarray:
+    """scikit-learn's ``check_array(value, dtype=np.float64, input_name=name, accept_sparse=..., ensure_2d=...)``;
+    an array that passes its checks as it is — a dense float64 ndarray, 2-D (1-D too with ``ensure_2d=False``), not
+    empty, finite — is returned without them (about 60 µs a call; a fit with its internal folds checks its arrays
+    dozens of times)."""
+    dims = (2,) if ensure_2d else (1, 2)
     if type(value) is np.ndarray and value.dtype == np.float64 and value.ndim in dims and value.size \
             and np.isfinite(value).all():
         return value
-    return check_array(value, dtype=np.float64, input_name=name, **options)
+    return check_array(value, dtype=np.float64, input_name=name, accept_sparse=accept_sparse, ensure_2d=ensure_2d)
 
 
 def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:

@@ -12,9 +12,9 @@ from sklearn.cluster import KMeans
 from sklearn.kernel_approximation import Nystroem
 from sklearn.metrics.pairwise import KERNEL_PARAMS, pairwise_kernels
 from sklearn.utils.extmath import row_norms, safe_sparse_dot
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_no_dates, check_number, naming
+from ._validation import check_no_dates, check_number, float_array, naming
 
 NAMED_KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
 #: kernel products are computed by blocks of rows of at most this many kernel entries (128 MiB)
@@ -57,7 +57,7 @@ def kernel_matrix(kernel, X_new, X_train, *, gamma=None, degree=3, coef0=0.0, n_
     kernels take them as they are). For "precomputed", X_new must already be (n, N) (a sparse one is densified: it
     is the kernel matrix)."""
     check_no_dates("X", X_new)
-    X_new = check_array(X_new, accept_sparse=("csr", "csc"), dtype=np.float64, input_name="X")
+    X_new = float_array(X_new, "X", accept_sparse=("csr", "csc"))
     if isinstance(kernel, str) and kernel == "precomputed":
         if X_new.shape[1] != n_train:
             raise ValueError(f"X must be a precomputed kernel of shape (n, {n_train}), got {X_new.shape}")

@@ -174,7 +174,7 @@ def _check_patterns(X, kernel):
     sparse X by its stored values)."""
     check_no_dates("X", X)
     with naming("X"):
-        X = float_array(X, "X", accept_sparse=("csr", "csc"), ensure_min_samples=1)
+        X = float_array(X, "X", accept_sparse=("csr", "csc"))
     if sp.issparse(X):
         if isinstance(kernel, str) and kernel == "precomputed":
             X = X.toarray()  # the N×N kernel matrix: the Gram matrix the kernel formulation needs anyway

@@ -234,9 +234,7 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     best = search.family_bests(F, truth, sample_weight)
     held_out = search.held_out_predictions(F, truth, sample_weight, folds) if held_out_needed else None
     if selection == "cv":
-        pooled = _group_scores(score_of, truth, np.stack(list(held_out.values())), sample_weight,
-                               np.zeros(F.shape[0], np.intp))
-        scores = dict(zip(held_out, pooled[:, 0].tolist()))
+        scores = {family: float(score_of(truth, P, sample_weight)) for family, P in held_out.items()}
         family = max(scores, key=scores.get)  # first maximum: families in the order of FAMILIES
     else:
         scores = {family: value for family, (value, _) in best.items()}
@@ -367,15 +365,13 @@ class _Search:
             for fallback, value, thresholds in self._label_ascents(rows, labels, start, candidates):
                 consider("per-label thresholds", [value], lambda _: DecisionRule(thresholds, fallback=fallback))
             return {family: best[family] for family in FAMILIES if family in best}
-        bounds = [at_least_bound(values) for values in candidates]
         for fallback in (True, False):
             thresholds = np.full(F.shape[1], start)
             current = self.score_of(truth, DecisionRule(thresholds, fallback=fallback).predict(F), sample_weight)
             consider("per-label thresholds", [current], lambda _: DecisionRule(thresholds, fallback=fallback))
             for _ in range(SWEEPS):
-                for k, label_candidates, label_bounds in zip(labels, candidates, bounds):
-                    trials, values, rights, right = self._label_trials(rows, thresholds, k, label_candidates,
-                                                                       label_bounds, fallback)
+                for k, label_candidates in zip(labels, candidates):
+                    trials, values, rights, right = self._label_trials(rows, thresholds, k, label_candidates, fallback)
                     consider("per-label thresholds", values, lambda j: DecisionRule(trials[j], fallback=fallback))
                     # ties of the metric go to the threshold that gets more entries of label k right: a row without
                     # labels scores only once every label is right, which no single label's move can show
@@ -404,9 +400,9 @@ class _Search:
                 thresholds[labels[m]] = candidates[m][choice[m]]
             yield fallback, value, thresholds
 
-    def _label_trials(self, rows, thresholds, k, candidates, bounds, fallback):
+    def _label_trials(self, rows, thresholds, k, candidates, fallback):
         """(trials, scores, rights, right): the per-label thresholds ``trials`` (C×K) that move label k's of
-        ``thresholds`` to each of ``candidates`` (whose ``at_least_bound`` are ``bounds``), their ``_batch`` scores on
+        ``thresholds`` to each of ``candidates``, their ``_batch`` scores on
         ``rows`` (:class:`_Rows`) with the share of rows each gets right in label k, and that share of ``thresholds``
         themselves (a ``RowScorer`` takes the compiled ascent instead, ``_label_ascents``)."""
         trials = np.repeat(thresholds[None, :], candidates.size, axis=0)

@@ -87,7 +87,7 @@ def test_label_trials_tie_bit_for_bit(scoring):
                 values, rights = label_trials(rows.F, rows.truth, rows.top, rows.w, at_least_bound(thresholds), k,
                                               np.argsort(F[:, k]), at_least_bound(candidates), fallback,
                                               metric.jaccard_weight)
-                oracle = full._label_trials(rows, thresholds, k, candidates, at_least_bound(candidates), fallback)
+                oracle = full._label_trials(rows, thresholds, k, candidates, fallback)
                 np.testing.assert_array_equal(values, oracle[1])  # every score, bit for bit
                 assert np.ptp(oracle[1]) > 0.01  # the trials differ: the comparison is not between constants
                 tied = oracle[1] == oracle[1].max()
@@ -237,8 +237,7 @@ def _ascent(search, rows, labels, start, candidates, fallback):
     best = (current, thresholds)
     for _ in range(SWEEPS):
         for k, label_candidates in zip(labels, candidates):
-            trials, values, rights, right = search._label_trials(rows, thresholds, k, label_candidates,
-                                                                 at_least_bound(label_candidates), fallback)
+            trials, values, rights, right = search._label_trials(rows, thresholds, k, label_candidates, fallback)
             if values.max() > best[0]:
                 best = (values.max(), trials[np.argmax(values)])
             tied = np.flatnonzero(values == values.max())

@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from ...problem import class_sums
-from .common import block_pairs
+from .common import jacobi_scales
 from .primal import PrimalStepper, PrimalSystem
 
 #: the batched form is used when the class blocks are at most this size (d + 1): measured per interior-point
@@ -53,14 +53,15 @@ class BatchedPrimalStepper(PrimalStepper):
 
     @cached_property
     def labels(self) -> np.ndarray:
-        """The block of every pair (its class)."""
-        return self.problem.pairs.label
+        """The block of every pair (its class; the pairs are sorted by class)."""
+        return np.repeat(np.arange(self.K), np.diff(self.bounds))
 
     def window(self, classes: np.ndarray, state):
         window, state = super().window(classes, state)
-        if self.shared_rows is None:
-            window.all_rows = self.all_rows[block_pairs(self.bounds, classes)]
-            window.labels = np.repeat(np.arange(classes.size), np.diff(window.bounds))
+        window.__dict__.pop("labels", None)
+        if self.shared_rows is None:  # the window's own rows, its per-class views formed from them
+            window.all_rows = self.all_rows[window.taken]
+            del window.rows
         return window, state
 
     @cached_property
@@ -93,11 +94,10 @@ class BatchedSystem(PrimalSystem):
     def build(cls, stepper: BatchedPrimalStepper, hessians: np.ndarray, omega):
         """The batched system, or :class:`~.primal.PrimalSystem` (diagonal shifts, its errors) when a block is not
         numerically positive definite or its LU breaks down."""
-        H, every = hessians.copy(), stepper.every
+        H = hessians.copy()
         H[:, stepper.diag, stepper.diag] += stepper.centred
-        diagonal = H[:, every, every]
-        if np.all(diagonal > 0):
-            scale = 1.0 / np.sqrt(diagonal)
+        scale = jacobi_scales(H)
+        if scale is not None:
             H *= scale[:, :, None] * scale[:, None, :]
             # LU can meet an exactly zero pivot after Cholesky passed (measured: an interior point run far past its
             # optimum, glass, SwSb, α = 0, β = 100): the per-class system then decides too

@@ -25,7 +25,8 @@ class ClassPartition(DensePartition):
     the iterate's (``coef``, ``b``).
 
     Its solutions' μ vanish off class k's pairs and P⁺ = I (the problem is separable), so class k's column of the
-    coefficients and of the decision values is its own pairs' alone: only that column is formed."""
+    coefficients and of the decision values is its own pairs' alone: only that column is formed for the offer (the
+    partition system's right-hand side still goes through the whole operator)."""
 
     def __init__(self, problem: Problem, operator: GramOperator, k: int, coef: np.ndarray, b: np.ndarray,
                  iterate_mu: np.ndarray):

@@ -20,6 +20,13 @@ NEWTON_DAMPING = 1e-6
 SHIFTS = (0.0, 1e-14, 1e-12, 1e-10, 1e-8)
 
 
+def jacobi_scales(H: np.ndarray) -> np.ndarray | None:
+    """diag(H)^{-1/2} of a symmetric block or of each block of a stack (…×D×D): the Jacobi equilibration S H S that
+    the factorizations below work on; None when a diagonal entry is not positive (also NaN)."""
+    diagonal = np.diagonal(H, axis1=-2, axis2=-1)
+    return 1.0 / np.sqrt(diagonal) if (diagonal > 0).all() else None
+
+
 class Cholesky:
     """Cholesky factor of a symmetric positive (semi)definite H, Jacobi-equilibrated first: S H S with
     S = diag(H)^{-1/2}. Badly scaled features and interior-point weights make H's diagonal span many orders of
@@ -30,10 +37,10 @@ class Cholesky:
 
     def __init__(self, H: np.ndarray, what: str):
         """``H`` is overwritten (its equilibrated copy); ``what`` names the system in the error."""
-        diagonal = H.diagonal()
-        if not (diagonal > 0).all():  # also NaN
-            raise LinAlgError(f"{what} is not positive definite (diagonal entry {np.argmin(diagonal > 0)} <= 0)")
-        self.scale = scale = 1.0 / np.sqrt(diagonal)
+        scale = jacobi_scales(H)
+        if scale is None:
+            raise LinAlgError(f"{what} is not positive definite (diagonal entry {np.argmin(H.diagonal() > 0)} <= 0)")
+        self.scale = scale
         H *= np.outer(scale, scale)
         factor, info = dpotrf(H, lower=True, overwrite_a=False, clean=False)  # H symmetric: H is Hᵀ
         if info:
@@ -68,12 +75,10 @@ class BlockCholesky:
 
     def __init__(self, H: np.ndarray, what: str):
         """``what`` names block k of the stack in an error, formatted with k (``"MM block {} of the majorizer"``)."""
-        every = np.arange(H.shape[1])
-        diagonal = H[:, every, every]
         #: whether a block needed :class:`Cholesky`'s diagonal shift (every block then went through it)
         self.shifted = False
-        if (diagonal > 0).all():  # also NaN
-            self.scale = scale = 1.0 / np.sqrt(diagonal)
+        self.scale = scale = jacobi_scales(H)
+        if scale is not None:
             self.factors = []
             for block, s in zip(H, scale):
                 factor, info = dpotrf(block * np.outer(s, s), lower=True, overwrite_a=True, clean=False)

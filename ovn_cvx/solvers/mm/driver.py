@@ -48,7 +48,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float 
     gap_tol : float > 0
         The requested accuracy: ``status`` is "optimal" (``success``) only when the proven bound F − D(μ̂) on
         F − F* (docs/theory.md §6) is ≤ gap_tol·max(1, |F|); otherwise "inaccurate" or "max_iter", with the bound in
-        ``gap_bound``. Below 1e-5 (``finish.EXACT_BELOW``) the interior-point finish runs on to the exact optimum
+        ``gap_bound``. Below 1e-5 the interior-point finish runs on to the exact optimum
         (its crossover: answers to round-off, whatever gap_tol asks; where no crossover certifies, the interior
         point to 1e-9); from 1e-5 up it stops once an iterate is proven within gap_tol, so a looser gap_tol buys
         time (the estimator's default linear problem: 1.5–2× faster at 1e-4).

@@ -113,8 +113,10 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
     # paused at the early crossover point (not evaluated): the polish of the iterate over all pairs (the iterations
     # may leave fixed classes out), if its margin set is not degenerate (more margin pairs than free parameters: a
     # singular system whose rounds rarely certify and cost most)
-    point, previous = ipm.iterates() if ipm.pending else (None, None)
-    sets = point.margin_sets(previous) if ipm.pending else None
+    sets = None
+    if ipm.pending:
+        point, previous = ipm.iterates()
+        sets = point.margin_sets(previous)
     if sets is not None and np.count_nonzero(sets == IN_S) <= free_parameters(problem):
         found = crossover(sets, point, ipm.history[-1], EARLY_ROUNDS,
                           accept_gap_tol=min(options.gap_tol, max(INTERIOR_GAP_TOL, EARLY_ACCEPT * options.gap_tol)))

@@ -354,7 +354,7 @@ class InteriorPoint:
         return max(1.0, abs(value)) / self.fixed.size
 
     def solution(self, point: PrimalDualPoint) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The (coef, b) and multipliers u of an iterate over all pairs (:meth:`expanded`), the fixed blocks' replaced
+        """The (coef, b) and multipliers u of an iterate over all pairs (:meth:`iterates`), the fixed blocks' replaced
         by what they were fixed at (a settled block's iterate with repaired multipliers, or the exact solution of a
         block whose crossover certified)."""
         coef, b = project_hard_constraints(self.problem, *self.whole.solution(point.theta))
@@ -393,10 +393,10 @@ class InteriorPoint:
         # before it, the previous iterate's (a fixed block's indicators read its last move, :meth:`keep`; no θ)
         point, previous = self.iterates()
         kept = np.flatnonzero(keep)
-        pairs = block_pairs(np.append(self.starts, self.c.size), kept)  # among the pairs the iterations ran on
         self.stepper, theta = self.stepper.window(kept, self.point.theta)
-        self.c, self.sizes, self.classes = self.c[pairs], self.sizes[kept], self.classes[kept]
-        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
+        pairs = self.stepper.taken  # among the pairs the iterations ran on
+        self.c, self.classes = self.stepper.cost, self.classes[kept]
+        self.sizes, self.starts = np.diff(self.stepper.bounds), self.stepper.bounds[:-1]
         value = self.history[-1] - state_objective(self.problem, theta, cost=self.c)
         self.window = Window(point, point if previous is None else previous,
                              block_pairs(self.class_bounds, self.classes), value)

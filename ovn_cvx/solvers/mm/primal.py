@@ -199,13 +199,14 @@ class PrimalStepper:
         t_class, t_pair = (t, t) if np.ndim(t) == 0 else (t[:, None], np.repeat(t, np.diff(self.bounds)))
         theta = old.params[0] + t_class * (new.params[0] - old.params[0])
         u = old.params[1] + t_pair * (new.params[1] - old.params[1])
-        return State((theta, u), 1.0 - self.sign * u, partial(self._reg, theta), theta[:, -1].copy())
+        return self.state(theta, u)
 
     def window(self, classes: np.ndarray, state: State) -> tuple["PrimalStepper", State]:
         """The stepper over the pairs of ``classes`` (indices, ascending) alone, and ``state`` restricted to them: the
         same systems, fits and relaxations for those classes of a :attr:`separable` problem, whose class blocks are
         independent (the interior point's iterations once its other classes are fixed). Only the iterations run on
-        it; a start and the answer are the whole stepper's."""
+        it; a start and the answer are the whole stepper's. ``taken``: the positions of the window's pairs among the
+        stepper's."""
         if not self.separable:
             raise ValueError("a window of classes needs a separable problem: otherwise their systems are coupled")
         rows, pairs = self.rows, block_pairs(self.bounds, classes)  # the shared rows, if any, formed: the window's too
@@ -214,7 +215,7 @@ class PrimalStepper:
         window.rows = [rows[k] for k in classes]
         window.K, window.bounds = classes.size, np.concatenate([[0], np.cumsum(np.diff(self.bounds)[classes])])
         window.slices = [slice(start, stop) for start, stop in zip(window.bounds[:-1], window.bounds[1:])]
-        window.sign, window.cost = self.sign[pairs], self.cost[pairs]
+        window.taken, window.sign, window.cost = pairs, self.sign[pairs], self.cost[pairs]
         window.coupling = replace(self.coupling, n_classes=classes.size)  # P = I: R is the classes' own squares
         theta, values = state.params
         return window, window.state(theta[classes], values[pairs])
