@@ -95,7 +95,7 @@ def test_balance_weights_by_hand():
 
 def test_negative_balance_outside_its_interval_is_named():
     X, y = np.random.default_rng(0).normal(size=(20, 2)), np.arange(20) % 2
-    for bad in (-0.1, 1.5, np.nan):
+    for bad in (np.nextafter(0.0, -1.0), np.nextafter(1.0, 2.0), -0.1, 1.5, np.nan):
         with pytest.raises(InvalidParameterError, match="negative_balance"):
             OvNClassifier(negative_balance=bad).fit(X, y)
 

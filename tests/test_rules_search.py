@@ -280,7 +280,7 @@ def test_compiled_ascent_moves_as_the_ascent_on_full_predictions(scoring):
 @pytest.mark.parametrize("complement", [False, True])
 def test_group_scores_compiled_equal_the_scorer_on_each_groups_rows(complement):
     """``_group_scores`` of a ``RowScorer`` (one compiled call) against the scorer called on each group's rows, bit for
-    bit, with and without weights; folds labelled by any values (here 3, 7, 9)."""
+    bit, with and without weights; the groups numbered 0 … G − 1 (``np.unique``'s inverse of any labels)."""
     rng = np.random.default_rng(3)
     truth = rng.random((80, 4)) < 0.4
     predictions = rng.random((5, 80, 4)) < 0.5

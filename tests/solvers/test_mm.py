@@ -255,6 +255,10 @@ def test_binary_hwhb_equals_svc(kernel, beta):
     ({"eps": "small"}, TypeError, "eps"),
     ({"decrease_tol": 0}, ValueError, "decrease_tol"),
     ({"decrease_tol": np.nan}, ValueError, "decrease_tol"),
+    # gap_tol decides the finish (exact below 1e-5): a NaN would compare False there, so it is refused by name
+    ({"gap_tol": np.nan}, ValueError, "gap_tol"),
+    ({"gap_tol": 0.0}, ValueError, "gap_tol"),
+    ({"gap_tol": np.inf}, ValueError, "gap_tol"),
     ({"max_iter": 0}, ValueError, "max_iter"),
     ({"max_iter": 2.5}, TypeError, "max_iter"),
     ({"max_iter": True}, TypeError, "max_iter"),

@@ -33,31 +33,24 @@ def test_shared_grams_are_the_per_class_grams():
     np.testing.assert_array_equal(shared_grams(rows, weights), np.stack([weighted_gram(rows, w) for w in weights]))
 
 
-def test_hessians_on_shared_rows():
-    """The estimator's default problem shares its rows: its Hessians are the per-class weighted Grams, a ``still``
-    class gets the identity, and the cost Gram is the Hessians of the costs."""
-    problem = default_problem(150, n_features=4, n_classes=3, seed=2)
+@pytest.mark.parametrize("shared", [True, False])
+def test_hessians_are_the_per_class_weighted_grams(shared, multiclass_data, make_problem):
+    """The estimator's default problem shares its rows, a problem with pairs of other classes does not: either way
+    the Hessians are the per-class weighted Grams, a ``still`` class gets the identity, and the cost Gram is the
+    Hessians of the costs."""
+    problem = (default_problem(150, n_features=4, n_classes=3, seed=2) if shared
+               else make_problem(multiclass_data, "SwSb", "linear"))
     stepper = PrimalStepper(problem)
-    assert stepper.shared_rows is not None
+    assert (stepper.shared_rows is not None) == shared
     omega = spread_weights(np.random.default_rng(3), len(problem.pairs), 6)
     expected = np.stack([weighted_gram(rows, omega[s]) for rows, s in zip(stepper.rows, stepper.slices)])
     np.testing.assert_array_equal(stepper.hessians(omega), expected)
-    still = np.array([False, True, False])
+    still = np.arange(problem.n_classes) == 1
     held = stepper.hessians(omega, still)
     np.testing.assert_array_equal(held[1], np.eye(stepper.d + 1))
     np.testing.assert_array_equal(held[~still], expected[~still])
     cost = np.stack([weighted_gram(rows, problem.cost[s]) for rows, s in zip(stepper.rows, stepper.slices)])
     np.testing.assert_array_equal(stepper.cost_gram, cost)
-
-
-def test_hessians_of_rows_not_shared_are_per_class(multiclass_data, make_problem):
-    """Pairs that are not every class with every sample (pairs of other classes: no shared rows): class by class."""
-    p = make_problem(multiclass_data, "SwSb", "linear")
-    stepper = PrimalStepper(p)
-    assert stepper.shared_rows is None
-    omega = spread_weights(np.random.default_rng(4), len(p.pairs), 4)
-    expected = np.stack([weighted_gram(rows, omega[s]) for rows, s in zip(stepper.rows, stepper.slices)])
-    np.testing.assert_array_equal(stepper.hessians(omega), expected)
 
 
 def spd_stack(rng, K, D, orders):
