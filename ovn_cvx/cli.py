@@ -19,6 +19,7 @@ COMMANDS = {
     "compare": ("ovn_cvx.verify.commands",
                 "compare solvers, your own included, on the verification suite; a CI gate on false success claims"),
     "reproduce": ("ovn_cvx.experiments.commands", "recompute the paper's experiment tables and figures"),
+    "compile": ("ovn_cvx.precompile", "compile the fits' numba loops ahead of the first fit that needs them"),
 }
 def summary(command: str) -> str:
     """The one-line summary of ``command`` (``ovn-cvx --help``)."""
