@@ -22,7 +22,7 @@ EXIT_STATUSES = f"""\
 exit status:
   {PASSED}  every success claim holds (within its tolerance of the proven
      reference) and every check passed
-  {FAILED}  a false success claim (a high-accuracy, MM or --method run claims
+  {FAILED}  a false success claim (a high-accuracy, MM, SMO or --method run claims
      "optimal" and is not within its tolerance of the proven reference), a
      failed check, a problem without a proven reference, or no method ran
   {USAGE}  usage error: a bad argument, --out not writable, a --method that
@@ -158,9 +158,9 @@ def _add_common(p) -> None:
                    help="the larger suite (more K, M, N, medium sizes, kernels; about 3 min with --n-jobs 1 and "
                         "the 'solvers' extra)")
     p.add_argument("--solvers", nargs="+", metavar="SOLVER",
-                   help="CVXPY solvers and/or MM (default: CLARABEL ECOS OSQP SCS, the installed ones of the "
-                        "'solvers' extra, MM and the QP methods); each runs at the default and the "
-                        "high-accuracy preset")
+                   help="CVXPY solvers and/or the package's MM and SMO (default: CLARABEL ECOS OSQP SCS, the "
+                        "installed ones of the 'solvers' extra, MM, SMO and the QP methods); each CVXPY solver runs "
+                        "at the default and the high-accuracy preset")
     p.add_argument("--method", action="append", metavar="MODULE:FUNCTION", type=method_spec,
                    help="also compare your own solver: a function problem -> SolveResult or (coef, b, status), "
                         "imported from the current directory like 'python -m' (repeatable). It runs in a separate "
@@ -188,19 +188,20 @@ def _add_common(p) -> None:
 #: with /usr/bin/time on a 2-core machine (verify 18.3 s, compare 15.4 s; their wall time there, shared with
 #: other jobs: 123 s and 117 s)
 DESCRIPTIONS = {
-    "verify": "Run the built-in suite — multiclass and multilabel data, linear and RBF kernels, the "
-              "four formulations — with every installed solver at its default and high-accuracy settings, the MM "
-              "solver and the QP methods; judge every answer against a proven reference (objective gap, decision "
-              "values, constraints, the KKT certificate) and check the identities of the model (linear-kernel "
-              "consistency, the gamma -> infinity limit, binary equivalence). Prints a one-line verdict first, "
-              "then a short summary per method. Takes about 20 s on a 2-core machine (more while other jobs share it).",
+    "verify": "Run the built-in suite — multiclass and multilabel data, linear and RBF kernels, the four "
+              "formulations — with every installed solver at its default and high-accuracy settings, the package's "
+              "MM and dual decomposition (SMO) solvers and the QP methods; judge every answer against a proven "
+              "reference (objective gap, decision values, constraints, the KKT certificate) and check the "
+              "identities of the model (linear-kernel consistency, the gamma -> infinity limit, binary "
+              "equivalence). Prints a one-line verdict first, then a short summary per method. Takes about 20 s on "
+              "a 2-core machine (more while other jobs share it).",
     "compare": "Compare solvers on the built-in suite of problems — every installed solver at its default and "
-               "high-accuracy settings, the MM solver, the QP methods and your own solver (--method "
-               "MODULE:FUNCTION) — each answer judged against a proven reference: a method claims success through "
-               "its status, and the claim is true only when the answer is within its tolerance of the reference. "
-               "Prints a one-line verdict first, then a short summary per method. Use it as a CI gate on your own "
-               "solver: the exit status is 1 when it makes a false success claim. Takes about 15 s on a 2-core "
-               "machine (more while other jobs share it), plus your method's own time.",
+               "high-accuracy settings, the package's MM and SMO solvers, the QP methods and your own solver "
+               "(--method MODULE:FUNCTION) — each answer judged against a proven reference: a method claims "
+               "success through its status, and the claim is true only when the answer is within its tolerance of "
+               "the reference. Prints a one-line verdict first, then a short summary per method. Use it as a CI "
+               "gate on your own solver: the exit status is 1 when it makes a false success claim. Takes about 15 s "
+               "on a 2-core machine (more while other jobs share it), plus your method's own time.",
 }
 
 

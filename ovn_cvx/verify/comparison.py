@@ -1,6 +1,6 @@
-"""Solver comparison on one problem: every CVXPY solver at two accuracy presets, the MM solver, QP back ends on
-the exported QP (:mod:`ovn_cvx.qp`) and any user's solver (:func:`register_method`), each checked independently
-against a high-accuracy reference and the KKT certificate.
+"""Solver comparison on one problem: every CVXPY solver at two accuracy presets, the package's certified solvers (MM
+and the dual decomposition, SMO), QP back ends on the exported QP (:mod:`ovn_cvx.qp`) and any user's solver
+(:func:`register_method`), each checked independently against a high-accuracy reference and the KKT certificate.
 
 Methodology (as qpbenchmark): a method *claims* success through its status; the claim is *correct* only
 when the independent checks pass too (objective gap to the reference, decision values, hard constraints,
@@ -26,10 +26,13 @@ from ..qp import DIRECT_SOLVER, solve_qp
 from ..result import SolveResult
 from ..solve import solve
 from ..solvers.cvxpy_solver import TIGHT_CLARABEL
+from ..solvers.verdict import GAP_TOL
 from .checks import Tolerance, reference_agreement
 from .plugins import DEFAULT_TIME_LIMIT, WORKER_LOAD_TIME, call_plugin
 
 CVXPY_SOLVERS = ("CLARABEL", "ECOS", "OSQP", "SCS")
+#: the package's own solvers, each a method of :func:`ovn_cvx.solve` that proves its success: label → method
+PACKAGE_SOLVERS = {"MM": "mm", "SMO": "smo"}
 #: CVXPY solvers of the optional extra ``solvers`` (pip install ovn-cvx[solvers]), compared by default when
 #: installed and skipped with a message otherwise. HiGHS is in the extra but not in the default comparison:
 #: its QP solver took 222 s for the 32 problems of the default suite (measured; PIQP 0.5 s).
@@ -66,6 +69,10 @@ TOLERANCES = {
     ("default", "OSQP"): Tolerance(objective=1e-4, decision=1e-2, constraints=1e-6),
     ("default", "SCS"): Tolerance(objective=1e-3, decision=1e-2, constraints=1e-6),
     ("default", "MM"): Tolerance(objective=1e-7),  # certified MM
+    # certified SMO: its promise is the proven bound, F − F* ≤ 1e-6·max(1, |F|) (GAP_TOL), plus the reference's own
+    # error; the bound holds f only through ‖ΔW‖ ≤ (2ΔF/λ_min)^½, and b not even that where it is not unique
+    # (measured on the default suite: max |Δf| 2.3e-4 at a proven 7.3e-7, mc-K3 linear-SwHb, 26 margin pairs)
+    ("default", "SMO"): Tolerance(objective=GAP_TOL + 1e-8, decision=1e-2),
     # PIQP at 1e-10 solves unseen-labelset linear-HwHb to ΔF = 3.3e-10 with f apart by 3.8e-4 (a degenerate b:
     # Clarabel at its defaults and on the exported QP differ from the reference by as much), measured
     ("high", "PIQP"): Tolerance(decision=1e-3),
@@ -77,7 +84,7 @@ REGISTERED: dict[str, "Method"] = {}
 
 @dataclass(frozen=True)
 class Method:
-    """One row of the comparison: ``label`` is "SOLVER:preset", "MM", "QP:clarabel", "qpsolvers:BACKEND" or the
+    """One row of the comparison: ``label`` is "SOLVER:preset", "MM", "SMO", "QP:clarabel", "qpsolvers:BACKEND" or the
     name of a user's solver (``method`` "plugin", its callable in ``function``, checked with ``tolerance`` or
     the high-accuracy tolerances, run in a worker process and stopped after ``time_limit`` seconds on one
     problem). ``options`` reach the solver (MM's and a plugin's included)."""
@@ -93,8 +100,8 @@ class Method:
 
     @classmethod
     def parse(cls, spec) -> "Method":
-        """"CLARABEL" (default preset), "OSQP:high", "MM", "QP:clarabel", "qpsolvers:piqp", a registered name,
-        or a callable (a plugin named after it)."""
+        """"CLARABEL" (default preset), "OSQP:high", "MM", "SMO", "QP:clarabel", "qpsolvers:piqp", a registered
+        name, or a callable (a plugin named after it)."""
         if isinstance(spec, Method):
             return spec
         if callable(spec):
@@ -106,8 +113,8 @@ class Method:
             return REGISTERED[spec]
         name, _, preset = spec.partition(":")
         name, preset = name.strip().upper(), (preset.strip().lower() or "default")
-        if name == "MM":
-            return cls("MM", "mm", "MM", "default")
+        if name in PACKAGE_SOLVERS:
+            return cls(name, PACKAGE_SOLVERS[name], name, "default")
         if name in ("QP", "QPSOLVERS"):
             backend = preset if name == "QPSOLVERS" else DIRECT_SOLVER
             if backend == "default" or (name == "QP" and preset not in ("default", DIRECT_SOLVER)):
@@ -179,9 +186,9 @@ def register_method(name: str, function: Callable, *, tolerance: Tolerance | Non
 
 def default_methods(solvers=CVXPY_SOLVERS + EXTRA_SOLVERS, presets=PRESETS, mm: bool = True,
                     qp=QP_METHODS) -> list[Method]:
-    """Every solver at every preset, MM, and the QP methods ``qp``."""
+    """Every solver at every preset, the package's solvers (MM and SMO: ``mm``), and the QP methods ``qp``."""
     methods = [Method.parse(f"{s}:{p}") for s in solvers for p in presets]
-    return methods + ([Method.parse("MM")] if mm else []) + [Method.parse(m) for m in qp]
+    return methods + ([Method.parse(name) for name in PACKAGE_SOLVERS] if mm else []) + [Method.parse(m) for m in qp]
 
 
 def run_method(problem: Problem, method: Method) -> tuple[SolveResult | None, str]:
@@ -190,8 +197,8 @@ def run_method(problem: Problem, method: Method) -> tuple[SolveResult | None, st
     try:
         if method.method == "plugin":
             return call_plugin(method.function, problem, method.label, method.options, method.time_limit), ""
-        if method.method == "mm":
-            return solve(problem, method="mm", **method.options), ""
+        if method.method in PACKAGE_SOLVERS.values():
+            return solve(problem, method=method.method, **method.options), ""
         if method.method == "qp":
             return solve_qp(problem, method.solver, **method.options), ""
         return solve(problem, method="cvxpy", solver=method.solver, **method.options), ""
@@ -355,6 +362,7 @@ def _pick_reference(problem, runs, certificate) -> SolveResult | None:
     return min(candidates, key=lambda r: r.objective) if candidates else None
 
 
-__all__ = ["CVXPY_SOLVERS", "EXTRA_SOLVERS", "HIGH_ACCURACY", "Method", "PRESETS", "QP_METHODS", "REFERENCE_METHOD",
+__all__ = ["CVXPY_SOLVERS", "EXTRA_SOLVERS", "HIGH_ACCURACY", "Method", "PACKAGE_SOLVERS", "PRESETS", "QP_METHODS",
+           "REFERENCE_METHOD",
            "REGISTERED", "TOLERANCES", "compare", "compare_runs", "default_methods", "regime", "register_method",
            "run_method", "tolerances"]

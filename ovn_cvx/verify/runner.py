@@ -7,7 +7,8 @@ formulations: linear/kernel × SwSb, SwHb, HwSb, HwHb) and the identity checks o
 
 A suite **fails** when an identity check fails (KKT certificate or invariants of the reference, linear-kernel
 consistency, the γ → ∞ limit, binary equivalence), when a problem has no certified reference, or when a
-high-accuracy, MM or user's solver's result claims success and does not pass its checks. A default-preset result
+high-accuracy result, a result of the package's solvers (MM, SMO) or of a user's solver claims success and does not
+pass its checks. A default-preset result
 that claims success and fails its checks lowers that solver's correct rate but does not fail the suite: default
 tolerances are the solvers' choice, not a defect of the formulations.
 """
@@ -23,8 +24,8 @@ from .._parallel import check_n_jobs, check_scheduler, parallel_map
 from .._variants import FORMULATIONS, KINDS, VARIANTS
 from .checks import (CheckResult, badly_scaled_gram_consistency, bias_limit, binary_equivalence, invariants, kkt_check,
                      linear_kernel_consistency)
-from .comparison import (CVXPY_SOLVERS, EXTRA_SOLVERS, HIGH_ACCURACY, PRESETS, QP_METHODS, Method, compare_runs,
-                         run_method, tolerances)
+from .comparison import (CVXPY_SOLVERS, EXTRA_SOLVERS, HIGH_ACCURACY, PACKAGE_SOLVERS, PRESETS, QP_METHODS, Method,
+                         compare_runs, run_method, tolerances)
 from .results import SuiteReport
 from .suite import DEFAULT_BINARY, DEFAULT_SUITE
 
@@ -60,11 +61,11 @@ def _check_rows(case, formulation, check: CheckResult) -> list[dict]:
 
 
 def _methods(solvers, presets, methods) -> list[Method]:
-    """The solvers at every preset (default: the core and the installed extra CVXPY solvers, MM and the QP
+    """The solvers at every preset (default: the core and the installed extra CVXPY solvers, MM, SMO and the QP
     methods), then ``methods`` as given (labels, Methods, registered names or callables)."""
     extra = [] if methods is None else [methods] if isinstance(methods, str) or callable(methods) else list(methods)
     if solvers is None:
-        solvers, extra = list(CVXPY_SOLVERS + EXTRA_SOLVERS) + ["MM"], list(QP_METHODS) + extra
+        solvers, extra = list(CVXPY_SOLVERS + EXTRA_SOLVERS) + list(PACKAGE_SOLVERS), list(QP_METHODS) + extra
     solvers = [solvers] if isinstance(solvers, str) else list(solvers)
     if not solvers and not extra:
         raise ValueError("solvers must name at least one solver")
@@ -72,7 +73,10 @@ def _methods(solvers, presets, methods) -> list[Method]:
     for name in solvers:
         if not isinstance(name, str):
             raise TypeError(f"solvers must be strings, got {type(name).__name__}")
-        out += [Method.parse("MM")] if name.upper() == "MM" else [Method.parse(f"{name}:{p}") for p in presets]
+        if name.upper() in PACKAGE_SOLVERS:
+            out.append(Method.parse(name))
+        else:
+            out += [Method.parse(f"{name}:{p}") for p in presets]
     return out + [Method.parse(m) for m in extra]
 
 
@@ -80,11 +84,11 @@ def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, methods=N
               binary=DEFAULT_BINARY, identities: bool = True, progress: bool = True, n_jobs: int = 1,
               scheduler: str | None = None) -> SuiteReport:
     """Run the suite: every selected problem is compared across ``solvers`` (CVXPY solver names and/or
-    "MM"; default: CLARABEL, ECOS, OSQP, SCS, the installed solvers of the ``solvers`` extra, MM and the QP
+    "MM"/"SMO"; default: CLARABEL, ECOS, OSQP, SCS, the installed solvers of the ``solvers`` extra, MM, SMO and the QP
     methods; ``[]`` for none) at each preset, and across ``methods`` (a user's solvers as
     callables or registered names, "QP:clarabel", "qpsolvers:BACKEND"; see
     :class:`~ovn_cvx.verify.comparison.Method`), and — with ``identities`` — checked
-    (KKT certificate and invariants of the reference, invariants of the MM result, linear-kernel consistency
+    (KKT certificate and invariants of the reference, invariants of the MM and SMO results, linear-kernel consistency
     for linear problems, the γ → ∞ limit for soft-b problems, binary equivalence on ``binary``).
 
     ``formulations`` selects problems by variant ("SwHb"), kind ("linear", "kernel") or both
@@ -102,7 +106,7 @@ def run_suite(suite=DEFAULT_SUITE, solvers=None, formulations=None, *, methods=N
     suite : sequence of SuiteCase, default=DEFAULT_SUITE
         The problem families.
     solvers : sequence of str or None, default=None
-        CVXPY solver names and/or "MM"; None uses the default set, ``[]`` none.
+        CVXPY solver names and/or "MM", "SMO"; None uses the default set, ``[]`` none.
     formulations : sequence of str or None, default=None
         Selectors of the problems run, by variant, kind or both; None runs every problem.
     methods : sequence or None, default=None
@@ -220,10 +224,11 @@ def _task_rows(kind, case, variant, methods, identities):
                        "measure": "no_certified_reference", "value": 1.0, "tolerance": 0.0, "passed": False})
         return table, checks
     found = [kkt_check(reference), invariants(reference)]
-    mm = results.get("MM")
-    if mm is not None and mm.success:  # with the slack of the accuracy MM claims
-        found.append(invariants(mm, slack=tolerances(Method.parse("MM"), mm).objective))
-        found[-1].name = "invariants_mm"
+    for name in PACKAGE_SOLVERS:
+        result = results.get(name)
+        if result is not None and result.success:  # with the slack of the accuracy the solver claims
+            found.append(invariants(result, slack=tolerances(Method.parse(name), result).objective))
+            found[-1].name = f"invariants_{name.lower()}"
     if not problem.is_kernel:
         # an identity of the model: checked on high-accuracy solutions (‖ΔW‖ is only O(√ΔF))
         found.append(linear_kernel_consistency(problem, solver_options=HIGH_ACCURACY["CLARABEL"]))

@@ -120,7 +120,7 @@ def test_verdict_first_and_one_line_for_missing_optional_solvers(tiny_suite, mon
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert status == 0
-    assert lines[0].startswith("PASSED: every success claim on 1 problem holds against a proven reference (10 "
+    assert lines[0].startswith("PASSED: every success claim on 1 problem holds against a proven reference (11 "
                                "methods, ")
     assert lines[1] == ('not installed, skipped: PIQP, PROXQP, DAQP, CVXOPT, QOCO, qpsolvers:piqp, qpsolvers:daqp, '
                         'qpsolvers:proxqp (pip install "ovn-cvx[solvers]" adds them)')

@@ -14,6 +14,8 @@ from ovn_cvx.exceptions import SolverNotAvailable
 from ovn_cvx.verify.checks import Tolerance, reference_agreement
 from ovn_cvx.verify.comparison import Method, compare, compare_runs, default_methods, run_method
 from ovn_cvx.verify.results import SuiteReport, shifted_geometric_mean
+from ovn_cvx.verify.runner import run_suite
+from ovn_cvx.solvers.verdict import GAP_TOL
 
 COLUMNS = {"method", "solver", "preset", "status", "claimed_success", "checked_success", "certified", "objective",
            "rel_gap", "max_df", "prediction_agreement", "constraint_violation", "kkt_residual", "kkt_stationarity",
@@ -59,6 +61,40 @@ def test_checked_rows_agree_with_the_testing_oracle(problem, monkeypatch):
         assert_matches_reference(results[label], rtol=1e-6, ftol=1e-4)
     with pytest.raises(AssertionError):
         assert_matches_reference(results["SCS:high"], rtol=1e-6, ftol=1e-4)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_smo_is_judged_by_its_proven_bound(multiclass_data, kernel):
+    """The dual decomposition's row: its claim checked against the reference within the bound it proves (GAP_TOL,
+    plus the reference's own error) — tighter than the default presets of the first-order solvers."""
+    X, Y = multiclass_data
+    table, results, _ = compare_runs(Problem(X, Y, "SwSb", kernel=kernel, beta=2.0, bias_penalty=0.5),
+                                     ["CLARABEL:high", "SMO"])
+    smo = table.set_index("method").loc["SMO"]
+    assert smo["kind"] == "smo" and smo["claimed_success"] and smo["checked_success"]
+    assert smo["rel_gap"] <= results["SMO"].relative_gap_bound + 1e-8 <= GAP_TOL + 1e-8
+    assert compare_module.tolerances(Method.parse("SMO"), results["SMO"]).objective == GAP_TOL + 1e-8
+
+
+def test_a_false_smo_claim_fails_the_suite(tiny, monkeypatch):
+    """An SMO answer off by more than its promise while claiming "optimal" is a false success claim: the suite
+    fails naming it, as for MM (a default-preset CVXPY solver would only lower its correct rate)."""
+    real = compare_module.run_method
+
+    def lying(p, method):
+        result, note = real(p, method)
+        if method.label == "SMO" and result is not None:
+            result = dataclasses.replace(result, b=result.b + 1e-2)  # an objective gap far beyond 1e-6
+        return result, note
+
+    monkeypatch.setattr(compare_module, "run_method", lying)
+    suite, _ = tiny
+    report = run_suite(suite[:1], solvers=["CLARABEL", "SMO"], formulations=["linear-SwSb"], binary=(),
+                       progress=False)
+    smo = report.comparison[report.comparison["method"] == "SMO"]
+    assert smo["claimed_success"].all() and not smo["checked_success"].any()
+    assert smo["rel_gap"].min() > GAP_TOL + 1e-8
+    assert not report.passed and any("SMO claims 'optimal'" in reason for reason in report.failures())
 
 
 def test_missing_mm_module_is_recorded_not_raised(problem, monkeypatch):
@@ -126,9 +162,11 @@ def test_reference_falls_back_when_clarabel_fails(problem, monkeypatch):
 def test_method_parsing():
     assert Method.parse("osqp:high") == Method("OSQP:high", "cvxpy", "OSQP", "high")
     assert Method.parse("mm").method == "mm"
+    assert Method.parse("smo") == Method("SMO", "smo", "SMO", "default")
     assert Method.parse("SCS:high").options["eps_abs"] == 1e-8
-    # 9 CVXPY solvers (4 core, 5 of the extra) at two presets, MM, 4 QP methods
-    assert len(default_methods()) == 9 * 2 + 1 + 4
+    # 9 CVXPY solvers (4 core, 5 of the extra) at two presets, the package's MM and SMO, 4 QP methods
+    assert len(default_methods()) == 9 * 2 + 2 + 4
+    assert [m.label for m in default_methods(mm=True)][18:20] == ["MM", "SMO"]
     assert Method.parse("qp") == Method("QP:clarabel", "qp", "clarabel", "default")
     assert Method.parse("qpsolvers:piqp") == Method("qpsolvers:piqp", "qp", "piqp", "default")
     with pytest.raises(ValueError, match="qpsolvers:BACKEND"):
