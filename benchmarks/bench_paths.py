@@ -7,7 +7,8 @@ Run by hand (not a test):
 
 A path varies one hyperparameter over 20 values (``ovn_cvx.verify.paths``): β (hinge cost), α (coupling) or the
 RBF kernel width ("rbf_gamma"; the soft-bias penalty γ of B(b) is ``bias_penalty`` and is not swept here).
-Methods: MM cold and MM warm (``warm_start=`` the previous result); every CVXPY solver cold (compiled per point),
+Methods: the package's MM and SMO (the dual decomposition), each cold and warm (``warm_start=`` the previous
+result); every CVXPY solver cold (compiled per point),
 "dpp" (compiled once at the first point, re-solved with new parameter values, ``warm_start=False``) and, for OSQP
 and SCS, "dpp+warm" (CVXPY's ``warm_start=True``: the previous primal-dual point). Clarabel and ECOS have no warm
 start (CVXPY's Clarabel interface then only updates its cached solver's data); on an RBF-width path the data

@@ -4,11 +4,11 @@ learnt at the previous point, and every point is checked against a certified ref
 A path varies one hyperparameter of a :class:`~ovn_cvx.Problem` over a sequence of values
 (:data:`PATH_PARAMETERS`): ``"alpha"`` (the coupling; soft-w variants only — hard w ignores α), ``"beta"`` (the
 hinge cost) or ``"rbf_gamma"`` (the RBF kernel width, ``Problem.gamma``; not the soft-bias penalty γ of B(b),
-which is ``bias_penalty``). Path methods (:class:`PathMethod`) are a solver (``"MM"`` or a CVXPY solver) and a
-mode:
+which is ``bias_penalty``). Path methods (:class:`PathMethod`) are a solver (the package's ``"MM"`` or ``"SMO"``,
+or a CVXPY solver) and a mode:
 
 * ``"cold"``: every point from scratch (CVXPY: a new compilation per point);
-* ``"warm"`` (MM): ``warm_start=`` the previous point's result;
+* ``"warm"`` (MM, SMO): ``warm_start=`` the previous point's result (SMO starts from its dual point);
 * ``"dpp"`` (CVXPY): one formulation compiled at the first point, re-solved with new parameter values
   (DPP, :meth:`ovn_cvx.formulations.Formulation.update`), the solver started afresh (``warm_start=False``);
 * ``"dpp+warm"``: the same and the solver's own warm start from the previous point (``warm_start=True``), for
@@ -33,7 +33,7 @@ from ..solve import solve
 from ..solvers.cvxpy_solver import TIGHT_CLARABEL, check_solver, solve_cvxpy
 from ..kkt import kkt_certificate
 from .checks import reference_agreement
-from .comparison import CVXPY_SOLVERS, Method, tolerances
+from .comparison import CVXPY_SOLVERS, PACKAGE_SOLVERS, Method, tolerances
 
 #: path name → the Problem field it varies ("rbf_gamma" is the kernel width, never the soft-bias penalty)
 PATH_PARAMETERS = {"alpha": "alpha", "beta": "beta", "rbf_gamma": "gamma"}
@@ -62,7 +62,7 @@ def path_problems(problem: Problem, parameter: str, values) -> list[Problem]:
 
 @dataclass(frozen=True)
 class PathMethod:
-    """``solver`` ("MM" or a CVXPY solver name) run along a path in ``mode`` (see the module docstring)."""
+    """``solver`` ("MM", "SMO" or a CVXPY solver name) run along a path in ``mode`` (see the module docstring)."""
 
     solver: str
     mode: str
@@ -70,9 +70,9 @@ class PathMethod:
     def __post_init__(self):
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        allowed = ("cold", "warm") if self.solver == "MM" else ("cold", "dpp", "dpp+warm")
+        allowed = ("cold", "warm") if self.solver in PACKAGE_SOLVERS else ("cold", "dpp", "dpp+warm")
         if self.mode not in allowed:
-            raise ValueError(f"mode {self.mode!r} does not apply to solver {self.solver!r}: MM runs 'cold' or "
+            raise ValueError(f"mode {self.mode!r} does not apply to solver {self.solver!r}: MM and SMO run 'cold' or "
                              "'warm', a CVXPY solver 'cold', 'dpp' or 'dpp+warm'")
         if self.mode == "dpp+warm" and self.solver not in WARM_START_SOLVERS:
             raise ValueError(f"{self.solver} has no warm start in CVXPY; 'dpp+warm' applies to {WARM_START_SOLVERS}")
@@ -84,17 +84,17 @@ class PathMethod:
     @property
     def verified_as(self) -> Method:
         """The comparison method whose tolerances judge this one's points (the solver at its default preset)."""
-        return Method.parse("MM" if self.solver == "MM" else f"{self.solver}:default")
+        return Method.parse(self.solver if self.solver in PACKAGE_SOLVERS else f"{self.solver}:default")
 
     def stepper(self):
         """A fresh ``step(problem) -> SolveResult`` that carries this mode's state from point to point."""
         state = {"previous": None, "formulation": None}
 
         def step(problem: Problem):
-            if self.solver == "MM":
+            if self.solver in PACKAGE_SOLVERS:
                 previous = state["previous"] if self.mode == "warm" else None
                 previous = previous if previous is not None and previous.has_solution else None
-                state["previous"] = solve(problem, method="mm", warm_start=previous)
+                state["previous"] = solve(problem, method=PACKAGE_SOLVERS[self.solver], warm_start=previous)
                 return state["previous"]
             if self.mode == "cold":
                 return solve(problem, method="cvxpy", solver=self.solver)
@@ -107,11 +107,12 @@ class PathMethod:
 
 
 def path_methods(parameter: str, solvers=CVXPY_SOLVERS, mm: bool = True) -> tuple[list[PathMethod], dict]:
-    """Every applicable mode of MM and of each CVXPY solver in ``solvers`` for a path over ``parameter``, and
-    {label: reason} for those that cannot run (solver not installed; DPP on an RBF-width path)."""
+    """Every applicable mode of the package's solvers (MM and SMO: ``mm``) and of each CVXPY solver in ``solvers`` for a
+    path over ``parameter``, and {label: reason} for those that cannot run (solver not installed; DPP on an RBF-width
+    path)."""
     if parameter not in PATH_PARAMETERS:
         raise ValueError(f"parameter must be one of {tuple(PATH_PARAMETERS)}, got {parameter!r}")
-    methods = [PathMethod("MM", "cold"), PathMethod("MM", "warm")] if mm else []
+    methods = [PathMethod(name, mode) for name in PACKAGE_SOLVERS for mode in ("cold", "warm")] if mm else []
     skipped = {}
     for name in solvers:
         try:
