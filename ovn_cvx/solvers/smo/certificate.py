@@ -38,8 +38,11 @@ def bias(state: State, h: np.ndarray) -> np.ndarray:
     if state.mass_mode == MASS_FIXED:
         return middle
     target = state.scalars[3] * state.scalars[2] if state.mass_mode == MASS_SOFT else 0.0
-    width = np.max(np.abs(np.concatenate([middle, [target, 1.0]])))
-    left, right = -2.0 * width, 2.0 * width
+    # the shift that meets the condition, if one does, is within this: a class unbounded towards it moves the sum
+    # one for one, and one bounded on both sides stops moving within its interval's width
+    finite = np.isfinite(lo) & np.isfinite(hi)
+    reach = abs(target - middle.sum()) + (np.max(hi[finite] - lo[finite]) if finite.any() else 0.0) + 1.0
+    left, right = -reach, reach
     for _ in range(SHIFT_STEPS):
         shift = 0.5 * (left + right)
         if np.clip(middle + shift, lo, hi).sum() < target:
