@@ -22,22 +22,16 @@ from .state import MASS_FIXED, MASS_SOFT, State
 SHIFT_STEPS = 200
 
 
-def bias(state: State, h: np.ndarray) -> np.ndarray:
-    """b_k in class k's KKT interval (its middle, or its finite end), all shifted by one amount — each clipped to its
-    interval — so that Σ_k b_k meets the bias condition (hard b: 0; soft b: m/(2γ)); the remainder, when the
-    intervals cannot reach it (the iterate is not optimal), spread evenly."""
-    K = state.bounds.size - 1
-    v = state.sign - h
-    rise, fall = state.a < state.upper, state.a > state.lower
-    label = state.label
-    lo, hi = np.full(K, -np.inf), np.full(K, np.inf)
-    np.maximum.at(lo, label[rise], v[rise])
-    np.minimum.at(hi, label[fall], v[fall])
-    lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+def interval_biases(top: np.ndarray, bottom: np.ndarray, target: float | None) -> np.ndarray:
+    """b_k in class k's KKT interval [top_k, bottom_k] (the largest slope of a pair that can rise, the smallest of a
+    pair that can fall, ±inf where there is none; an empty interval swapped): its middle, or its finite end, all
+    shifted by one amount — each clipped to its interval — so that Σ_k b_k = ``target`` (the bias condition: 0 for
+    hard b, m/(2γ) for soft b; None where Σ b is free); the remainder, when the intervals cannot reach it (the
+    iterate is not optimal), spread evenly."""
+    lo, hi = np.minimum(top, bottom), np.maximum(top, bottom)
     middle = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), np.where(np.isfinite(lo), lo, hi))
-    if state.mass_mode == MASS_FIXED:
+    if target is None:
         return middle
-    target = state.scalars[3] * state.scalars[2] if state.mass_mode == MASS_SOFT else 0.0
     # the shift that meets the condition, if one does, is within this: a class unbounded towards it moves the sum
     # one for one, and one bounded on both sides stops moving within its interval's width
     finite = np.isfinite(lo) & np.isfinite(hi)
@@ -50,7 +44,21 @@ def bias(state: State, h: np.ndarray) -> np.ndarray:
         else:
             right = shift
     b = np.clip(middle + 0.5 * (left + right), lo, hi)
-    return b + (target - b.sum()) / K
+    return b + (target - b.sum()) / b.size
+
+
+def bias(state: State, h: np.ndarray) -> np.ndarray:
+    """:func:`interval_biases` of the iterate: the pairs' slopes y_p − h_p bound each class's interval."""
+    K = state.bounds.size - 1
+    v = state.sign - h
+    rise, fall = state.a < state.upper, state.a > state.lower
+    label = state.label
+    top, bottom = np.full(K, -np.inf), np.full(K, np.inf)
+    np.maximum.at(top, label[rise], v[rise])
+    np.minimum.at(bottom, label[fall], v[fall])
+    if state.mass_mode == MASS_FIXED:
+        return interval_biases(top, bottom, None)
+    return interval_biases(top, bottom, state.scalars[3] * state.scalars[2] if state.mass_mode == MASS_SOFT else 0.0)
 
 
 def estimate(problem: Problem, state: State, b: np.ndarray) -> float:

@@ -34,6 +34,7 @@ from ..verdict import GAP_TOL, report_fields, verdict
 from ..mm.common import GramOperator
 from ..mm.polish import free_parameters, polish
 from . import _linear_loops as loops
+from .certificate import interval_biases
 
 #: the requested accuracy: the fast solver's default, one definition
 #: the first round tolerance on the projected gradients' span (liblinear's default ε), divided by TOL_FACTOR whenever
@@ -147,8 +148,14 @@ class _Dual:
         self.recompute()
         if bias is None:
             top, bottom = _thresholds(self, self.values())
-            bias = _bias(self, top, bottom)
+            bias = self.interval_bias(top, bottom)
         self.bias = bias - bias.mean() if problem.hard_b else bias
+
+    def interval_bias(self, top, bottom) -> np.ndarray:
+        """The biases in the classes' KKT intervals [top_k, bottom_k] (:func:`~.certificate.interval_biases`), their
+        sum on the hard constraint (0) or the soft one's optimum m/(2γ); free where Σ b is (soft b with γ = 0)."""
+        free_sum = not self.problem.hard_b and not self.mass_free
+        return interval_biases(top, bottom, None if free_sum else float(self.masses.mean()) * self.inv2g)
 
     @property
     def mu(self) -> np.ndarray:
@@ -202,22 +209,6 @@ def _thresholds(dual: _Dual, v) -> tuple[np.ndarray, np.ndarray]:
     return top, bottom
 
 
-def _bias(dual: _Dual, top, bottom) -> np.ndarray:
-    """The biases: inside each class's KKT interval [top_k, bottom_k] (where it is empty, its middle), their sum
-    moved onto the hard constraint (0) or the soft one's optimum m/(2γ) as far as the intervals allow, the rest spread
-    evenly."""
-    lo = np.where(np.isfinite(top), top, bottom)
-    hi = np.where(np.isfinite(bottom), bottom, top)
-    lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
-    if not dual.problem.hard_b and not dual.mass_free:
-        return 0.5 * (lo + hi)  # soft b with γ = 0: Σ b is free
-    target = float(dual.masses.mean()) * dual.inv2g
-    width = float((hi - lo).sum())
-    theta = np.clip((target - lo.sum()) / width, 0.0, 1.0) if width > 0 else 0.5
-    b = lo + theta * (hi - lo)
-    return b + (target - b.sum()) / b.size
-
-
 def _check(dual: _Dual):
     """((W, b, bound, feasible μ), residuals) at the current dual point: V recomputed, W = XᵀMP⁺ on the
     hard constraint, b the better (by F) of the multipliers and a point of the KKT intervals, and D of the dual point
@@ -228,7 +219,7 @@ def _check(dual: _Dual):
     decision = (problem.X @ W)[dual.sample, dual.label]
     top, bottom = _thresholds(dual, dual.sign - decision)
     candidates = []
-    for b in (dual.bias, _bias(dual, top, bottom)):
+    for b in (dual.bias, dual.interval_bias(top, bottom)):
         b = b - b.mean() if problem.hard_b else b
         candidates.append((objective(problem, W, b, residual=1.0 - dual.sign * (decision + b[dual.label])), b))
     primal, b = min(candidates, key=lambda candidate: candidate[0])
