@@ -32,7 +32,7 @@ from .kernels import KMeansNystroem, kernel_matrix, resolve_gamma, validate_kern
 from .labels import NEVER, TIE_TOL, DecisionRule, membership, predict_labels, reject_label_sets
 from .objective import pair_residuals, training_decision
 from .problem import VARIANTS, Problem, alpha_interval
-from .rules import CALIBRATIONS, SCORERS, SELECTIONS, fit_calibrators, learn_rule
+from .rules import CALIBRATIONS, GUARD_LEVEL, SCORERS, SELECTIONS, fit_calibrators, learn_rule
 from .solve import solve
 from .solvers.mm.forms import sparse_and_wide
 
@@ -643,7 +643,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             self.rule_, self.rule_scores_ = learned.rule, learned.scores
             self.rule_gain_, self.rule_gain_error_ = learned.gain, learned.gain_error
             self._say(f"rule: {learned.rule.kind}; held-out gain over the paper's rule {learned.gain:+.4f} ± "
-                      f"{learned.gain_error:.4f} (standard error): "
+                      f"{learned.gain_error:.4f} (one standard error; the one-sided t-test at level {GUARD_LEVEL}): "
                       + ("the paper's rule kept" if learned.kept_paper else "learned rule used"))
         if self.probability:
             self._calibrate(F, Y, sample_weight)
