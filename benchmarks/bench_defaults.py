@@ -1,14 +1,17 @@
 """The estimator's defaults, chosen by measurement: ``OvNClassifier`` settings against one-vs-rest ``LinearSVC`` and
-against predicting no label, every model inside ``make_pipeline(StandardScaler(), model)``.
+against predicting no label, every model inside ``make_pipeline(StandardScaler(), model)`` (sparse X:
+``StandardScaler(with_mean=False)``, which keeps it sparse).
 
 Run by hand (not a test; tests/test_bench_defaults.py recomputes a small subset):
 
     python benchmarks/bench_defaults.py --out docs/benchmarks          # every set, both kernels (about an hour)
     python benchmarks/bench_defaults.py --data emotions iris --kernels linear --settings default paper
 
-Data and splits. Multilabel: emotions and scene (their bundled train/test splits: one split, no seed), and two
-``make_multilabel_classification`` sets (``mlc-6``: 6 labels, 2 a row on average, unlabeled rows allowed; ``mlc-12``:
-12 labels, 3 a row), generated with each seed and split in halves. Multiclass: glass, iris, wine, digits and two
+Data and splits. Multilabel: emotions and scene (their bundled train/test splits: one split, no seed), and three
+``make_multilabel_classification`` sets (``GENERATED_LABELS``; ``mlc-6``: 800 rows, 20 features, 6 labels, 2 a row
+on average, unlabeled rows allowed; ``mlc-12``: 800 rows, 50 features, 12 labels, 3 a row; ``mls-20``: 600 rows of
+sparse word counts, 300 features, 20 labels, 2 a row on average — as many features as training rows), generated
+with each seed and split in halves. Multiclass: glass, iris, wine, digits and two
 ``make_classification`` sets (``mcl-5``, ``mcl-10``: ``GENERATED_CLASSES``, generated with each seed),
 ``StratifiedKFold(5, shuffle=True, random_state=seed)``, the mean over the folds. Seeds: ``--seeds`` (default 0 1 2).
 
