@@ -1,5 +1,7 @@
-"""The learned decision rule's choices, through its public behaviour: sample weights count as repeated rows, and the
-one-standard-error rule takes the standard error of the mean over the folds (std/√n), not the spread itself."""
+"""The learned decision rule's choices, through its public behaviour: sample weights count as repeated rows, the
+one-standard-error rule takes the standard error of the mean over the folds (std/√n), not the spread itself, and the
+guard is a paired one-sided t-test over the rows (its threshold, its jackknife error, the failure of a test over
+three fold means it replaced)."""
 import numpy as np
 import pytest
 from scipy.stats import t as t_distribution
@@ -201,3 +203,28 @@ def test_guard_lets_a_better_rule_replace_the_paper_rule():
                              folds=np.arange(600) % n_folds, guard=True)
         assert not learned.kept_paper and learned.gain == pytest.approx(0.247, abs=0.002)
         assert learned.gain_error == pytest.approx(0.0099, abs=0.0002)
+
+
+def test_guard_gain_is_weighted():
+    """The guard's gain is the weighted score of the learner's held-out predictions minus the paper rule's on all
+    rows, its error the weighted jackknife's (both against scikit-learn's weighted Jaccard, each row refitted out)."""
+    from sklearn.metrics import jaccard_score
+
+    from ovn_cvx.labels import DecisionRule
+    from ovn_cvx.rules import _learner_predictions, _Search
+    F, Y = _calibrated_values(3, n=200, threshold=0.3)
+    folds, truth = np.arange(200) % 5, Y == 1
+    w = np.where(Y[:, 0] == 1, 3.0, 1.0)
+    paper = DecisionRule(1.0)
+    learned = learn_rule(F, Y, "jaccard", paper=paper, selection="cv", folds=folds, sample_weight=w, guard=True)
+    held_out = _Search(SCORERS["jaccard"], "jaccard", paper, np.arange(Y.shape[1])).held_out_predictions(
+        F, truth, w, folds)
+    learner = _learner_predictions(SCORERS["jaccard"], truth, held_out, folds, w)
+
+    def metric(T, P, weights):
+        return jaccard_score(T, P, average="samples", sample_weight=weights, zero_division=1)
+
+    gain, error = _loo_oracle(metric, truth, learner, paper.predict(F), w)
+    assert (learned.gain, learned.gain_error) == pytest.approx((gain, error), abs=1e-12)
+    unweighted = learn_rule(F, Y, "jaccard", paper=paper, selection="cv", folds=folds, guard=True)
+    assert abs(unweighted.gain - learned.gain) > 1e-3  # the weights matter here
