@@ -1,14 +1,17 @@
 """The estimator's defaults, chosen by measurement: ``OvNClassifier`` settings against one-vs-rest ``LinearSVC`` and
-against predicting no label, every model inside ``make_pipeline(StandardScaler(), model)``.
+against predicting no label, every model inside ``make_pipeline(StandardScaler(), model)`` (sparse X:
+``StandardScaler(with_mean=False)``, which keeps it sparse).
 
 Run by hand (not a test; tests/test_bench_defaults.py recomputes a small subset):
 
     python benchmarks/bench_defaults.py --out docs/benchmarks          # every set, both kernels (about an hour)
     python benchmarks/bench_defaults.py --data emotions iris --kernels linear --settings default paper
 
-Data and splits. Multilabel: emotions and scene (their bundled train/test splits: one split, no seed), and two
-``make_multilabel_classification`` sets (``mlc-6``: 6 labels, 2 a row on average, unlabeled rows allowed; ``mlc-12``:
-12 labels, 3 a row), generated with each seed and split in halves. Multiclass: glass, iris, wine, digits and two
+Data and splits. Multilabel: emotions and scene (their bundled train/test splits: one split, no seed), and three
+``make_multilabel_classification`` sets (``GENERATED_LABELS``; ``mlc-6``: 800 rows, 20 features, 6 labels, 2 a row
+on average, unlabeled rows allowed; ``mlc-12``: 800 rows, 50 features, 12 labels, 3 a row; ``mls-20``: 600 rows of
+sparse word counts, 300 features, 20 labels, 2 a row on average — as many features as training rows), generated
+with each seed and split in halves. Multiclass: glass, iris, wine, digits and two
 ``make_classification`` sets (``mcl-5``, ``mcl-10``: ``GENERATED_CLASSES``, generated with each seed),
 ``StratifiedKFold(5, shuffle=True, random_state=seed)``, the mean over the folds. Seeds: ``--seeds`` (default 0 1 2).
 
@@ -42,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import issparse
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.datasets import load_digits, make_classification, make_multilabel_classification
@@ -58,7 +62,7 @@ from ovn_cvx import estimator as estimator_module
 from ovn_cvx._reports import environment, markdown_table
 from ovn_cvx.datasets import load_emotions, load_glass, load_iris, load_scene, load_wine
 
-MULTILABEL = ("emotions", "scene", "mlc-6", "mlc-12")
+MULTILABEL = ("emotions", "scene", "mlc-6", "mlc-12", "mls-20")
 MULTICLASS = ("glass", "iris", "wine", "digits", "mcl-5", "mcl-10")
 #: scikit-learn's ``make_classification`` sets (1 000 rows, generated with each seed): ``mcl-5`` is the solver
 #: benchmarks' generator (20 features, 10 informative, 5 classes of 2 clusters); ``mcl-10``: 10 classes of one cluster
@@ -66,6 +70,13 @@ MULTICLASS = ("glass", "iris", "wine", "digits", "mcl-5", "mcl-10")
 GENERATED_CLASSES = {"mcl-5": {"n_features": 20, "n_informative": 10, "n_classes": 5, "n_clusters_per_class": 2},
                      "mcl-10": {"n_features": 10, "n_informative": 8, "n_redundant": 0, "n_classes": 10,
                                 "n_clusters_per_class": 1}}
+#: scikit-learn's ``make_multilabel_classification`` sets (generated with each seed, split in halves): ``mlc-6`` and
+#: ``mlc-12`` dense; ``mls-20`` sparse (word counts) with as many features as training rows
+GENERATED_LABELS = {"mlc-6": {"n_samples": 800, "n_features": 20, "n_classes": 6, "n_labels": 2,
+                              "allow_unlabeled": True},
+                    "mlc-12": {"n_samples": 800, "n_features": 50, "n_classes": 12, "n_labels": 3,
+                               "allow_unlabeled": False},
+                    "mls-20": {"n_samples": 600, "n_features": 300, "n_classes": 20, "sparse": True}}
 KERNELS = ("linear", "rbf")
 
 #: the paper's model, explicitly: no known negatives, the paper's rule, SwHb, absolute β = 1
@@ -121,7 +132,7 @@ class NoLabel(ClassifierMixin, BaseEstimator):
         return np.zeros((np.shape(X)[0], self.n_labels_), dtype=int)
 
 
-def build(model: str, kernel: str, multilabel: bool):
+def build(model: str, kernel: str, multilabel: bool, sparse: bool = False):
     if model == "OvR LinearSVC":
         estimator = OneVsRestClassifier(LinearSVC())
     elif model == "OvR LinearSVC hinge":
@@ -132,7 +143,12 @@ def build(model: str, kernel: str, multilabel: bool):
         estimator = NoLabel() if multilabel else DummyClassifier()
     else:
         estimator = OvNClassifier(kernel=kernel, **SETTINGS[model.removeprefix("OvN ")])
-    return make_pipeline(StandardScaler(), estimator)
+    return make_pipeline(scaler(sparse), estimator)
+
+
+def scaler(sparse: bool) -> StandardScaler:
+    """The models' standardisation: sparse X scaled without centring (it stays sparse)."""
+    return StandardScaler(with_mean=not sparse)
 
 
 def splits(data: str, seed: int):
@@ -140,10 +156,8 @@ def splits(data: str, seed: int):
     if data in ("emotions", "scene"):
         load = {"emotions": load_emotions, "scene": load_scene}[data]
         return [(*load("train", return_X_y=True), *load("test", return_X_y=True))]
-    if data.startswith("mlc-"):
-        options = {"mlc-6": {"n_features": 20, "n_classes": 6, "n_labels": 2, "allow_unlabeled": True},
-                   "mlc-12": {"n_features": 50, "n_classes": 12, "n_labels": 3, "allow_unlabeled": False}}[data]
-        X, Y = make_multilabel_classification(n_samples=800, random_state=seed, **options)
+    if data in GENERATED_LABELS:
+        X, Y = make_multilabel_classification(random_state=seed, **GENERATED_LABELS[data])
         X_train, X_test, Y_train, Y_test = train_test_split(X, Y, test_size=0.5, random_state=seed)
         return [(X_train, Y_train, X_test, Y_test)]
     if data in GENERATED_CLASSES:
@@ -175,7 +189,7 @@ def run_cell(data: str, kernel: str, seed: int, model: str, repeats: int = 1) ->
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # degenerate-label and convergence warnings: the scores say it
             for _ in range(repeats):
-                pipeline = build(model, kernel, multilabel)
+                pipeline = build(model, kernel, multilabel, sparse=issparse(X_train))
                 start = time.perf_counter()
                 pipeline.fit(X_train, Y_train)
                 times.append(time.perf_counter() - start)
@@ -278,7 +292,7 @@ def stage_times(data: str, kernel: str, repeats: int = 3) -> dict:
     (``STAGES``) and in total, and of the kernel's one-vs-rest baseline (LinearSVC, RBF: SVC): medians of
     ``repeats`` fits."""
     X, Y = splits(data, 0)[0][:2]
-    X = StandardScaler().fit_transform(X)
+    X = scaler(issparse(X)).fit_transform(X)
     runs = []
     for _ in range(repeats):
         totals = {}

@@ -32,7 +32,7 @@ from .kernels import KMeansNystroem, kernel_matrix, resolve_gamma, validate_kern
 from .labels import NEVER, TIE_TOL, DecisionRule, membership, predict_labels, reject_label_sets
 from .objective import pair_residuals, training_decision
 from .problem import VARIANTS, Problem, alpha_interval
-from .rules import CALIBRATIONS, SCORERS, SELECTIONS, fit_calibrators, learn_rule
+from .rules import CALIBRATIONS, GUARD_LEVEL, SCORERS, SELECTIONS, fit_calibrators, learn_rule
 from .solve import solve
 from .solvers.mm.forms import sparse_and_wide
 
@@ -193,8 +193,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         Multilabel only (1-D ``y`` is always predicted by the argmax). ``"paper"``: ``threshold`` and
         ``fallback``. ``"auto"``: "cv" with ``negatives="rest"``, "paper" with ``negatives="none"``. ``"cv"``: a
         rule learned in ``fit`` from out-of-fold decision values (docs/theory.md §5.1), kept only when the learner's
-        held-out score beats the paper rule's by more than one standard error over the ``rule_cv`` folds (paired,
-        std/√n; else ``rule_`` is the paper's rule):
+        held-out score beats the paper rule's beyond its noise (a paired one-sided t-test over the training rows at
+        level 0.975, ``rules.outweighs_noise``; else ``rule_`` is the paper's rule):
         the paper's rule, one global threshold, per-label thresholds (each with and without the argmax
         fallback), the top m labels, the labels within a score gap of the row's largest value, or (``rule_scoring``
         "jaccard", "hamming" or a number) the label set of largest expected score under Platt-calibrated per-label
@@ -296,9 +296,11 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         A learned rule (``decision_rule`` "cv", or "auto" with negatives) with an indicator matrix only: the rule
         used (``rule_.predict(F)``), the paper's when the learner did not beat it.
     rule_gain_, rule_gain_error_ : float
-        With ``rule_``: the learner's held-out score minus the paper rule's, the mean over the ``rule_cv`` folds
-        (each fold predicted by the family chosen on the other folds, its rule learned without the fold), and its
-        standard error std(ddof=1)/√n. The learned rule is used when ``rule_gain_ > rule_gain_error_``.
+        With ``rule_``: the learner's held-out score minus the paper rule's on the training rows (each ``rule_cv``
+        fold predicted by the family chosen on the other folds, its rule learned without the fold), and its standard
+        error over the rows (jackknife; for a row-wise score without weights std(ddof=1)/√n of the rows'
+        differences). The learned rule is used when ``rule_gain_`` exceeds ``rule_gain_error_`` times Student's t
+        quantile of level 0.975 with n − 1 degrees of freedom (about 2).
     rule_scores_ : dict
         ``decision_rule="cv"`` with an indicator matrix only: the score of each family of rules that
         ``rule_selection`` compared (held-out for "cv", else its best rule's on all out-of-fold values).
@@ -641,7 +643,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             self.rule_, self.rule_scores_ = learned.rule, learned.scores
             self.rule_gain_, self.rule_gain_error_ = learned.gain, learned.gain_error
             self._say(f"rule: {learned.rule.kind}; held-out gain over the paper's rule {learned.gain:+.4f} ± "
-                      f"{learned.gain_error:.4f} (one standard error): "
+                      f"{learned.gain_error:.4f} (one standard error; the one-sided t-test at level {GUARD_LEVEL}): "
                       + ("the paper's rule kept" if learned.kept_paper else "learned rule used"))
         if self.probability:
             self._calibrate(F, Y, sample_weight)
