@@ -643,7 +643,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             self.rule_, self.rule_scores_ = learned.rule, learned.scores
             self.rule_gain_, self.rule_gain_error_ = learned.gain, learned.gain_error
             self._say(f"rule: {learned.rule.kind}; held-out gain over the paper's rule {learned.gain:+.4f} ± "
-                      f"{learned.gain_error:.4f} (one standard error; the one-sided t-test at level {GUARD_LEVEL}): "
+                      f"{learned.gain_error:.4f} (its standard error over the rows; the one-sided t-test at level "
+                      f"{GUARD_LEVEL}): "
                       + ("the paper's rule kept" if learned.kept_paper else "learned rule used"))
         if self.probability:
             self._calibrate(F, Y, sample_weight)
