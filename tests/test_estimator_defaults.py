@@ -272,7 +272,7 @@ def test_verbose_reports_the_stages(multilabel_data, capsys):
     assert len(lines) == len(out.splitlines())
     stages = [line.split()[1].rstrip(":") for line in lines]
     assert stages == ["targets", "problem", "solve", "fold", "fold", "fold", "rule", "fit"]
-    assert "proven bound on (F − F*)/max(1, |F|)" in out and "iterations" in out and "one standard error" in out
+    assert "proven bound on (F − F*)/max(1, |F|)" in out and "iterations" in out and "t-test at level 0.975" in out
     assert "negative_balance=0," in lines[1]  # a label matrix: every pair alike
 
 
