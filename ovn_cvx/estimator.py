@@ -745,11 +745,12 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             else:
                 options = {"max_iter": AUTO_DCD_ROUNDS} if method == "auto" else {}
             result = solve(problem, method="smo", gap_tol=self.tol, warm_start=start if dual_fits else None,
-                           **options)
+                           verbose=self.verbose >= 2, **options)
             if result.success or method == "smo":
                 return result
             start = result  # "auto": the MM solver finishes, from this point, what the decomposition could not prove
-        return solve(problem, method="mm", gap_tol=self.tol, max_iter=self.max_iter, warm_start=start)
+        return solve(problem, method="mm", gap_tol=self.tol, max_iter=self.max_iter, warm_start=start,
+                     verbose=self.verbose >= 2)
 
     def _check_result(self, result):
         where = f"{result.method}/{result.solver}"
