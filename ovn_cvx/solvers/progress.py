@@ -7,6 +7,10 @@ import numbers
 import numpy as np
 
 
+#: the fields printed to 10 significant digits: F, D(μ), F̃_ε
+OBJECTIVES = frozenset({"objective", "primal", "dual", "smoothed"})
+
+
 class Progress:
     """Prints ``"<solver> <event> <number>: <name> <value>, ..."`` lines when enabled.
 
@@ -39,7 +43,8 @@ class Progress:
         if not self.enabled:
             return
         head = f"{self.solver} {event}" + ("" if number is None else f" {number}")
-        parts = [f"{name.replace('_', ' ')} {_format(value)}" for name, value in fields.items() if value is not None]
+        parts = [f"{name.replace('_', ' ')} {_format(value, name in OBJECTIVES)}" for name, value in fields.items()
+                 if value is not None]
         print(f"{head}: {', '.join(parts)}" if parts else head, flush=True)
 
     def evaluation(self, number: int, bound, **fields) -> None:
@@ -47,12 +52,21 @@ class Progress:
         (F − D)/max(1, |F|) of ``bound`` (a :class:`~ovn_cvx.duality.GapBound`)."""
         self("evaluation", number, **fields, primal=bound.primal, dual=bound.dual, bound=bound.relative)
 
+    def done(self, result) -> None:
+        """The closing line: the result's status, iterations, time and proven relative bound."""
+        self("done", status=result.status, iterations=result.iterations, seconds=result.solve_time,
+             bound=result.relative_gap_bound)
 
-def _format(value) -> str:
-    """Integers as they are, other numbers to 4 significant digits (a bound's line reads as the result's to 5e-4
-    relative), anything else as its str."""
+
+def _format(value, objective: bool) -> str:
+    """Integers as they are, objective values to 10 significant digits (their progress is in the last ones), other
+    numbers to 4 (a bound reads as the result's to 5e-4 relative), anything else as its str."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         return str(value)
     if isinstance(value, numbers.Integral):
         return str(int(value))
-    return f"{float(value):.4g}"
+    return f"{float(value):.10g}" if objective else f"{float(value):.4g}"
+
+
+#: the report that prints nothing: the default of the solvers' parts
+SILENT = Progress("", False)
