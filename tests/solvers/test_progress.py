@@ -59,13 +59,8 @@ def assert_closing_line(out, solver, result):
     assert last_bound(done) == pytest.approx(result.relative_gap_bound, rel=1e-3)
 
 
-def test_line_format():
-    assert Progress("mm", False).enabled is False
-    progress = Progress("smo", True)
-    assert bool(progress)
-
-
-def test_line_format_printed(capsys):
+def test_line_format(capsys):
+    assert bool(Progress("smo", True)) and not Progress("smo", False) and not Progress("smo", np.False_)
     Progress("smo", True)("round", 3, steps=12, tol=1e-3, estimate=2.5e-07, objective=1234.56789012345, left=None,
                           certified=True, kind="pair")
     Progress("smo", True)("done")
