@@ -249,9 +249,13 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         indices for an indicator matrix. ``"balanced"`` uses n_samples / (K · n_k) with n_k the number of
         positives of class k (scikit-learn's rule).
     verbose : int, default=0
-        Progress on stdout (scikit-learn's convention): 1 reports each stage — the targets, the problem (β, κ₀,
+        Progress on stdout (scikit-learn's convention). 0: nothing. 1: each stage — the targets, the problem (β, κ₀,
         the number of pairs), each solve (its iterations, time and proven bound against ``tol``), each internal
-        fold, the learned rule and its held-out gain; 2 also the CVXPY solver's own output.
+        fold, the learned rule and its held-out gain. 2 (and above): also the solver's own lines while it runs
+        (``verbose=True`` of :func:`ovn_cvx.solve`: the MM solver's interior-point iterations and exact
+        evaluations, the dual decomposition's stretches of steps, rounds and evaluations, the dual coordinate
+        descent's rounds; a CVXPY solver's own output), for the final fit (the internal folds' fits report their
+        summary only).
     n_jobs : int or None, default=None
         The internal folds of ``decision_rule="cv"`` and ``probability`` fitted in parallel (joblib processes, one
         BLAS thread each; None: 1, −1: every core). Every fold fit starts cold, so the result does not depend on
@@ -748,11 +752,12 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
             else:
                 options = {"max_iter": AUTO_DCD_ROUNDS} if method == "auto" else {}
             result = solve(problem, method="smo", gap_tol=self.tol, warm_start=start if dual_fits else None,
-                           **options)
+                           verbose=self.verbose >= 2, **options)
             if result.success or method == "smo":
                 return result
             start = result  # "auto": the MM solver finishes, from this point, what the decomposition could not prove
-        return solve(problem, method="mm", gap_tol=self.tol, max_iter=self.max_iter, warm_start=start)
+        return solve(problem, method="mm", gap_tol=self.tol, max_iter=self.max_iter, warm_start=start,
+                     verbose=self.verbose >= 2)
 
     def _check_result(self, result):
         where = f"{result.method}/{result.solver}"

@@ -16,7 +16,9 @@ def solve(problem: Problem, method: str = "cvxpy", **options) -> SolveResult:
     option of ``cvxpy.Problem.solve``. method="mm": the fast solver (MM phases, the interior-point finish, a
     proven bound on F − F* behind every "optimal"; options of :func:`ovn_cvx.solvers.mm.solve_mm`). method="smo":
     dual decomposition as libsvm's, kernel rows on demand, the same proven bound (options of
-    :func:`ovn_cvx.solvers.smo.solve_smo`).
+    :func:`ovn_cvx.solvers.smo.solve_smo`). ``verbose=True`` (every method; default False) prints progress on
+    stdout: the CVXPY solver's own output, or the fast solvers' lines per iteration, round and exact evaluation
+    (never per pair step), the last evaluation's bound being the result's ``relative_gap_bound``.
 
     Parameters
     ----------

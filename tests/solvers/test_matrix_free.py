@@ -120,8 +120,8 @@ def test_auto_form_finishes_in_pair_form_what_matrix_free_did_not_prove(sparse_w
     monkeypatch.setattr(forms, "SPARSE_MATRIX_FREE_PAIRS", len(sparse_wide.pairs))
     unproven = driver._matrix_free
 
-    def one_iteration(problem, gap_tol, max_iter, warm_coef, warm_b):
-        return unproven(problem, gap_tol, 1, warm_coef, warm_b)
+    def one_iteration(problem, gap_tol, max_iter, warm_coef, warm_b, progress):
+        return unproven(problem, gap_tol, 1, warm_coef, warm_b, progress)
 
     monkeypatch.setattr(driver, "_matrix_free", one_iteration)
     result = ovn_cvx.solve(sparse_wide, method="mm")

@@ -10,6 +10,7 @@ from scipy.linalg.lapack import dpotrf, dpotrs, dsycon, dsysv
 
 from ...duality import EPS, support_index
 from ...problem import Problem
+from ..progress import Progress
 
 #: curvature of the generalized Newton model outside the band, relative to the band's c/(2ε) (docs/theory.md §9.7): it
 #: only keeps the system definite; 1e-3 measured a linearly converging Newton phase
@@ -295,6 +296,12 @@ class ContinuationRun(Protocol):
     iterations: int
     #: why the run stops when ε is at its floor and the stage has converged uncertified
     stop_at_floor: str
+    #: the floor ε of the stage, F̃_ε at the iterate and F at every iterate (the start's first)
+    eps: float
+    smooth: float
+    history: list
+    #: the report of ``verbose``
+    progress: Progress
 
     @property
     def certified(self) -> bool:
@@ -317,12 +324,18 @@ def continuation(run: ContinuationRun, max_iter: int) -> str:
     """The template loop of both Newton engines (docs/theory.md §9.7, §9.11): iterate on F̃_ε until the stage has
     converged, end the stage, and stop once certified, else go on with a smaller ε; at the ε floor or after
     ``max_iter`` iterations stop anyway. Returns why it stopped: "certified", ``run.stop_at_floor`` or
-    "max_iter"."""
+    "max_iter". With ``run.progress``, a line per iteration (ε, F, F̃_ε) and per stage's end."""
+    progress = run.progress
     while run.iterations < max_iter:
         if run.certified:
             return "certified"
-        if run.iterate():
+        done = run.iterations
+        converged = run.iterate()
+        if run.iterations > done:
+            progress("iteration", run.iterations, eps=run.eps, objective=run.history[-1], smoothed=run.smooth)
+        if converged:
             run.end_stage()
+            progress("stage end", run.iterations, eps=run.eps, certified=run.certified)
             if run.certified:
                 return "certified"
             if not run.refine_eps():

@@ -13,14 +13,17 @@ from .finish import run_finish
 from .forms import better, make_stepper, out_of_reach, retry_in_primal, retry_matrix_free, sparse_and_wide
 from .matrix_free import solve_matrix_free
 from ..verdict import GAP_TOL, verdict
+from ..progress import Progress
 from .options import FINISHES, FORMS, Options, check_flag, check_warm_start, pack_result
 
-def _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b) -> SolveResult:
+def _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b, progress) -> SolveResult:
     """form="matrix-free" (docs/theory.md §9.11): Newton-CG with ε continuation, the same proven bound."""
+    progress("form", form="matrix-free")
     if problem.is_kernel:
         raise ValueError("form='matrix-free' solves linear problems (kernel='linear'); kernel problems use the "
                          "'pair' or 'primal' form, or an explicit feature map (kernel_approximation)")
-    run, stop = solve_matrix_free(problem, gap_tol=gap_tol, max_iter=max_iter, warm_coef=warm_coef, warm_b=warm_b)
+    run, stop = solve_matrix_free(problem, gap_tol=gap_tol, max_iter=max_iter, warm_coef=warm_coef, warm_b=warm_b,
+                                  progress=progress)
     info = {"finish": "newton-cg", "stop": stop, "eps": run.eps, "cg_iterations": run.cg_iterations,
             "extrapolations": run.extrapolations, "pair_solves": run.pair_solves, "primal_solves": run.primal_solves,
             "finish_solves": run.finish_solves}
@@ -32,7 +35,7 @@ def _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b) -> SolveResult:
 def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float = 1e-9, gap_tol: float = GAP_TOL,
              max_iter: int = 10000, warm_start: SolveResult | None = None, relax: bool = True,
              newton: bool = True, form: str = "auto", finish: str = "auto", polish_every: int | None = None,
-             burn_in: int | None = None, tol: float | None = None) -> SolveResult:
+             burn_in: int | None = None, tol: float | None = None, verbose: bool = False) -> SolveResult:
     """Solve ``problem`` exactly: MM phases where they win, an exact finish, and a proven bound.
 
     Parameters
@@ -80,6 +83,15 @@ def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float 
         off ×2 up to ×8 after failures), and whenever the active-set partition has been stable for 3 iterations.
     tol : float, optional
         Deprecated alias of ``decrease_tol``.
+    verbose : bool, default=False
+        Progress on stdout, a line per iteration, never per pair: the form ("mm form"); each interior-point iteration
+        with the blocks still moving (a separable problem's classes that have not settled), the complementarity
+        estimate relative to max(1, |F|), the step length and F ("mm interior iteration"); each exact evaluation
+        with the best F and D(μ) so far and their proven relative bound (F − D)/max(1, |F|) ("mm evaluation": the
+        last one is the result's ``relative_gap_bound``, unless a second form's run is kept); each crossover, its
+        margin pairs and whether it certified ("mm crossover", "mm block crossover", "mm warm polish"); the MM
+        phase's and the matrix-free form's iterations with ε, F and F̃_ε ("mm iteration", "mm stage end", "mm
+        polish"); the outcome ("mm done"). The same iterations and answer as without.
 
     The result carries ``gap_bound`` (absolute), ``relative_gap_bound``, ``dual_objective``, ``certified``
     (= ``success``), ``form``, ``finish`` (what produced the answer: "warm polish", "interior", "interior + polish",
@@ -109,6 +121,7 @@ def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float 
     if burn_in is not None:
         burn_in = check_number("burn_in", burn_in, low=1, integer=True)
     warm_coef, warm_b = check_warm_start(problem, warm_start)
+    progress = Progress("mm", verbose)
 
     start = time.perf_counter()
     # One BLAS thread: the iterations work on small matrices, where threads only add overhead (docs/theory.md §9.7); on
@@ -118,9 +131,9 @@ def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float 
         structured = functools.partial(_structured, problem, eps=eps, decrease_tol=decrease_tol, gap_tol=gap_tol,
                                        max_iter=max_iter, relax=relax, newton=newton, finish=finish,
                                        polish_every=polish_every, burn_in=burn_in, warm_coef=warm_coef,
-                                       warm_b=warm_b, start=start)
+                                       warm_b=warm_b, start=start, progress=progress)
         if form == "matrix-free" or (form == "auto" and out_of_reach(problem)):
-            result = _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b)
+            result = _matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b, progress)
             if form == "auto" and not result.success and sparse_and_wide(problem):
                 result = better(structured("auto"), result)  # the structured form fits: it finishes the job
         else:
@@ -128,13 +141,14 @@ def solve_mm(problem: Problem, *, eps: float | None = None, decrease_tol: float 
             if form == "auto" and retry_in_primal(problem, result, finish):
                 result = better(structured("primal"), result)
             if form == "auto" and retry_matrix_free(problem, result, finish):
-                result = better(_matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b), result)
+                result = better(_matrix_free(problem, gap_tol, max_iter, warm_coef, warm_b, progress), result)
     result.solve_time = time.perf_counter() - start
+    progress.done(result)
     return result
 
 
 def _structured(problem, form, eps, decrease_tol, gap_tol, max_iter, relax, newton, finish, polish_every, burn_in,
-                warm_coef, warm_b, start) -> SolveResult:
+                warm_coef, warm_b, start, progress) -> SolveResult:
     """The primal or pair form: MM phases, the interior point, the polish."""
     stepper = make_stepper(problem, form)
     if eps is None:
@@ -144,7 +158,8 @@ def _structured(problem, form, eps, decrease_tol, gap_tol, max_iter, relax, newt
     # certified after 5 iterations instead of 50)
     options = Options(eps=eps, decrease_tol=decrease_tol, gap_tol=gap_tol, max_iter=max_iter, relax=relax,
                       newton=newton, finish=finish, burn_in=burn_in or (1 if newton else 20),
-                      polish_every=polish_every or (5 if stepper.form == "pair" else 50))
+                      polish_every=polish_every or (5 if stepper.form == "pair" else 50), progress=progress)
+    progress("form", form=stepper.form, finish=finish)
     setup_time = time.perf_counter() - start
     result = run_finish(problem, stepper, options, warm_coef, warm_b)
     result.info["setup_time"] = setup_time

@@ -71,6 +71,7 @@ def _warm_polish(problem, stepper, operator, options, warm_coef, warm_b) -> Solv
     state = stepper.initial(warm_coef, warm_b)
     exact = state_objective(problem, state)
     found = _certified_polish(problem, operator, state.r, exact, (WARM_DELTA,), options)
+    options.progress("warm polish", certified=found is not None, bound=None if found is None else found[2].relative)
     if found is None:
         return None
     return pack_result(problem, stepper, *found, options.gap_tol, "optimal", 0, {"finish": "warm polish"}, [exact])
@@ -92,9 +93,10 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
         # aiming at gap_tol/NEAR: its exact evaluations start once the complementarity, the duality gap of a feasible
         # iterate, is within gap_tol, and a separable problem's blocks settle at their share of gap_tol/NEAR, which
         # leaves the bound its margin
-        run = InteriorPoint(problem, stepper, options.gap_tol / NEAR, operator).run(limit, options.gap_tol)
+        run = InteriorPoint(problem, stepper, options.gap_tol / NEAR, operator, options.progress).run(
+            limit, options.gap_tol)
         return _packed(problem, stepper, options, run, run.coef, run.b, run.bound, spent, info)
-    ipm = InteriorPoint(problem, stepper, min(INTERIOR_GAP_TOL, options.gap_tol), operator)
+    ipm = InteriorPoint(problem, stepper, min(INTERIOR_GAP_TOL, options.gap_tol), operator, options.progress)
     failed = set()  # the initial partitions of failed crossovers: the same partition fails again
 
     def crossover(sets, point, reference, rounds, accept_gap_tol=None):
@@ -105,8 +107,12 @@ def _interior(problem, stepper, operator, options, spent: int) -> SolveResult:
             return None
         found = _proven(problem, polish_partition(problem, operator, sets, reference, iterate_b=point.theta.b,
                                                   iterate_mu=point.u, max_rounds=rounds), options, accept_gap_tol)
+        options.progress("crossover", ipm.iterations, margin_pairs=int(np.count_nonzero(sets == IN_S)),
+                         certified=found is not None)
         if found is None:
             failed.add(key)
+        else:
+            options.progress.evaluation(ipm.iterations, found[2], source="crossover")
         return found
 
     run = ipm.run(limit, options.gap_tol, pause=EARLY_CROSSOVER)

@@ -22,6 +22,7 @@ from .active_set import IN_I, IN_S, IN_V
 from .block_polish import polish_class
 from .common import GramOperator, State, block_pairs, state_objective
 from .primal import weighted_gram
+from ..progress import SILENT, Progress
 
 #: fraction of the way to the boundary of the positive orthant a step may go
 TO_BOUNDARY = 0.995
@@ -177,12 +178,14 @@ class InteriorOutcome:
 class InteriorPoint:
     """Mehrotra's predictor–corrector on the OvN QP over a stepper's structured solves (docs/theory.md §9.8)."""
 
-    def __init__(self, problem: Problem, stepper, near_gap_tol: float = 1e-9, operator: GramOperator | None = None):
+    def __init__(self, problem: Problem, stepper, near_gap_tol: float = 1e-9, operator: GramOperator | None = None,
+                 progress: Progress = SILENT):
         """``near_gap_tol`` is the accuracy the interior point aims at: its exact evaluations start at NEAR times it
         (:meth:`near`), and a block of a separable problem settles at its share of it (:meth:`settled`); :meth:`run`
         says when to stop. ``operator``: the Gram operator of the blocks' crossover (:meth:`cross_blocks`); with it,
-        a separable problem's blocks are also fixed as they settle (:meth:`fix_settled`); without it, neither."""
-        self.problem, self.stepper, self.near_gap_tol = problem, stepper, near_gap_tol
+        a separable problem's blocks are also fixed as they settle (:meth:`fix_settled`); without it, neither.
+        ``progress``: a line per iteration, exact evaluation and block crossover."""
+        self.problem, self.stepper, self.near_gap_tol, self.progress = problem, stepper, near_gap_tol, progress
         self.c = problem.cost
         # the blocks whose step lengths and centring are their own: the classes of a separable problem (K
         # independent QPs), else one block of every pair
@@ -472,6 +475,7 @@ class InteriorPoint:
         point = self.iterates()[0]
         coef, b, _ = self.solution(point)
         found = polish_class(self.problem, self.operator, k, sets, coef, b, point.u, BLOCK_ROUNDS)
+        self.progress("block crossover", self.iterations, block=int(k), certified=found is not None)
         if found is not None:
             self.fixed[k], self.held[k] = True, found
 
@@ -530,6 +534,10 @@ class InteriorPoint:
             self.point, self.length = self.advance(point, step, length), float(length.max())
             self.history.append(self.objective(self.point.theta))
             self.pending = True
+            if self.progress:
+                self.progress("interior iteration", self.iterations, moving_blocks=int(np.count_nonzero(~settled)),
+                              complementarity=self.estimate(self.point, self.history[-1]), step=self.length,
+                              objective=self.history[-1])
             if self.operator is not None:
                 self.cross_blocks(self.history[-1])
             if pause is not None and self.estimate(self.point, self.history[-1]) <= pause:
@@ -548,5 +556,6 @@ class InteriorPoint:
         self.pending = False
         point, previous = self.iterates()
         improved = best.update(self.problem, *self.solution(point), point, previous)
+        self.progress.evaluation(self.iterations, best.bound)
         self.idle = 0 if improved else self.idle + 1
         self.stalled = self.idle >= self.patience or self.length < 1e-12

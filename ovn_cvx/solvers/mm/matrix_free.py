@@ -23,6 +23,7 @@ from ...result import within_gap_tol
 from .common import State, backtrack, continuation, hinge_slope, next_eps, smoothed_hinge, state_objective
 from .band_systems import EXACT_RTOL, BandHessian, BandPairSystem, tangent
 from .pair_rows import pair_rows
+from ..progress import SILENT, Progress
 from .active_set import IN_I, IN_S, IN_V, PartitionSolution, active_set_finish, partition
 
 #: the first floor of a cold start: above 1, every pair of W = 0, b = 0 (r ≡ 1) lies in the band, so the first stage
@@ -79,8 +80,10 @@ class NewtonCG:
     form = "matrix-free"
     stop_at_floor = "eps floor"
 
-    def __init__(self, problem: Problem, gap_tol: float, warm_coef=None, warm_b=None):
+    def __init__(self, problem: Problem, gap_tol: float, warm_coef=None, warm_b=None, progress: Progress = SILENT):
         self.problem, self.coupling, self.gap_tol = problem, problem.coupling_ops, gap_tol
+        self.progress = progress
+        self.offers = 0  # the candidates offered for the bound
         self.rows = pair_rows(problem)
         self.row_squares = self.rows.row_squares()
         self.sign, self.cost, self.label = problem.pairs.sign, problem.cost, problem.pairs.label
@@ -228,6 +231,8 @@ class NewtonCG:
         bound = gap_bound(self.problem, candidate.W, candidate.b, mu, primal=self.exact(candidate))
         if self.best is None or bound.absolute < self.best[1].absolute:
             self.best = candidate, bound
+        self.offers += 1
+        self.progress.evaluation(self.offers, self.best[1], iteration=self.iterations)
 
     def exact_finish(self) -> None:
         """The exact finish (docs/theory.md §9.11) from the last stage's partition: the active-set finish (§9.5)
@@ -316,8 +321,9 @@ def extrapolate(chain: list[Stage], eps: float):
 
 
 def solve_matrix_free(problem: Problem, *, gap_tol: float, max_iter: int, warm_coef=None,
-                      warm_b=None) -> tuple[NewtonCG, str]:
+                      warm_b=None, progress: Progress = SILENT) -> tuple[NewtonCG, str]:
     """Newton-CG with ε continuation, each stage followed by the exact finish, until the proven bound is within
-    ``gap_tol``: (the run, why it stopped). The answer is ``run.best``: the point with the smallest proven bound."""
-    run = NewtonCG(problem, gap_tol, warm_coef, warm_b)
+    ``gap_tol``: (the run, why it stopped). The answer is ``run.best``: the point with the smallest proven bound.
+    ``progress``: a line per iteration, stage and offered bound (:class:`~ovn_cvx.solvers.progress.Progress`)."""
+    run = NewtonCG(problem, gap_tol, warm_coef, warm_b, progress)
     return run, continuation(run, max_iter)

@@ -8,6 +8,7 @@ import numpy as np
 from ...duality import GapBound
 from ...problem import Problem
 from ...result import SolveResult
+from ..progress import SILENT, Progress
 from ..verdict import report_fields
 
 FORMS = ("auto", "primal", "pair", "matrix-free")
@@ -47,6 +48,8 @@ class Options:
     finish: str
     polish_every: int
     burn_in: int
+    #: the report of ``verbose`` (silent by default)
+    progress: Progress = SILENT
 
     @property
     def polishes(self) -> bool:

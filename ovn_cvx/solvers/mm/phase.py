@@ -76,6 +76,7 @@ class MMRun:
 
     def __init__(self, problem, stepper, options: Options, warm_coef, warm_b):
         self.problem, self.stepper, self.options = problem, stepper, options
+        self.progress = options.progress
         self.eps, self.min_eps = options.eps, min(options.eps, MM_MIN_EPS)
         self.state = stepper.initial(warm_coef, warm_b)
         self.exact, self.smooth = self.values(self.state)
@@ -135,6 +136,7 @@ class MMRun:
         self.schedule.attempted_at(self.t)
         self.outcome = polish(self.problem, self.operator, self.state.r, self.exact,
                               (*deltas, self.eps, 10.0 * self.eps))
+        self.progress("polish", self.t, certified=self.outcome.certified)
 
     def iterate(self) -> bool:
         """One step and, with the polish, the schedule's attempt; whether F̃_ε has converged: its relative decrease

@@ -14,6 +14,7 @@ import numpy as np
 from ..._validation import check_instance, check_number
 from ...problem import Problem
 from ...result import SolveResult
+from ..progress import Progress
 from ..verdict import GAP_TOL
 from .solver import FIRST_TOL, solve_kernel
 
@@ -40,7 +41,8 @@ def _warm_dual(problem: Problem, warm_start) -> np.ndarray | None:
     return dual
 
 
-def solve_smo(problem: Problem, *, gap_tol: float = GAP_TOL, warm_start=None, **options) -> SolveResult:
+def solve_smo(problem: Problem, *, gap_tol: float = GAP_TOL, warm_start=None, verbose: bool = False,
+              **options) -> SolveResult:
     """Solve ``problem`` by dual decomposition, with a proven bound on F − F*.
 
     Parameters
@@ -71,16 +73,23 @@ def solve_smo(problem: Problem, *, gap_tol: float = GAP_TOL, warm_start=None, **
     warm_start : SolveResult or array of shape (N, K), optional
         A previous result of this solver (its dual point) or a dual point M = Y ∘ μ: clipped to the box, the class
         masses equalized, and continued from (e.g. along a β or α path, for refits on the same data).
+    verbose : bool, default=False
+        Progress on stdout, never a line per step: every ``REPORT_STEPS`` (10 000) steps the steps so far, the
+        largest violation against the tolerance, the active and shrunk pairs and the mass steps ("smo steps");
+        at the end of each tolerance's round the estimated relative bound and the Newton steps so far ("smo
+        round"); at each exact evaluation F, D(μ) and the proven relative bound (F − D)/max(1, |F|) ("smo
+        evaluation": the last one is the result's ``relative_gap_bound``). The same steps and answer as without.
+        Linear problems: the lines of :func:`~ovn_cvx.solvers.smo.linear.solve_linear`.
     """
     check_instance("problem", problem, Problem)
     if not problem.is_kernel:
         from .linear import solve_linear
-        return solve_linear(problem, gap_tol=gap_tol, warm_start=warm_start, **options)
-    return _solve_kernel(problem, gap_tol=gap_tol, warm_start=warm_start, **options)
+        return solve_linear(problem, gap_tol=gap_tol, warm_start=warm_start, verbose=verbose, **options)
+    return _solve_kernel(problem, gap_tol=gap_tol, warm_start=warm_start, verbose=verbose, **options)
 
 
-def _solve_kernel(problem: Problem, *, gap_tol, warm_start, tol=None, max_iter=10_000_000, cache_size=200.0,
-                  shrinking=True, newton=True) -> SolveResult:
+def _solve_kernel(problem: Problem, *, gap_tol, warm_start, verbose, tol=None, max_iter=10_000_000,
+                  cache_size=200.0, shrinking=True, newton=True) -> SolveResult:
     """The kernel options checked, each error naming its option (an unknown one: Python's own TypeError)."""
     gap_tol = check_number("gap_tol", gap_tol, low=0, strict=True)
     tol = max(gap_tol, FIRST_TOL) if tol is None else check_number("tol", tol, low=0, strict=True)
@@ -89,5 +98,7 @@ def _solve_kernel(problem: Problem, *, gap_tol, warm_start, tol=None, max_iter=1
     for name, flag in (("shrinking", shrinking), ("newton", newton)):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+    progress = Progress("smo", verbose)
     return solve_kernel(problem, tol=tol, gap_tol=gap_tol, max_iter=max_iter, cache_size=cache_size,
-                        shrinking=bool(shrinking), newton=bool(newton), dual=_warm_dual(problem, warm_start))
+                        shrinking=bool(shrinking), newton=bool(newton), dual=_warm_dual(problem, warm_start),
+                        progress=progress)

@@ -30,6 +30,7 @@ from ...objective import objective
 from ...problem import Problem, class_sums
 from ...result import SolveResult
 from ..._blas import blas_controller
+from ..progress import Progress
 from ..verdict import GAP_TOL, report_fields, verdict
 from ..mm.common import GramOperator
 from ..mm.polish import free_parameters, polish
@@ -264,7 +265,8 @@ def _compile_time(dual: _Dual) -> float:
 
 
 def solve_linear(problem: Problem, *, gap_tol: float = GAP_TOL, max_iter: int = 1000, max_sweeps: int = 50,
-                 check_every: int = 5, warm_start=None, rho: float | None = None) -> SolveResult:
+                 check_every: int = 5, warm_start=None, rho: float | None = None, verbose: bool = False
+                 ) -> SolveResult:
     """Solve a linear ``problem`` (dense or sparse X, never densified) by dual coordinate descent, certified.
 
     Parameters
@@ -286,6 +288,12 @@ def solve_linear(problem: Problem, *, gap_tol: float = GAP_TOL, max_iter: int = 
     rho : float > 0, optional
         The penalty on unequal class masses (default: ``RHO_SCALE`` = 0.05 times the mean curvature (P⁺)_kk |x_i|²
         of a pair).
+    verbose : bool, default=False
+        Progress on stdout, never a line per coordinate step: each round's sweeps so far, the projected gradients'
+        span against the round tolerance, the biases' largest multiplier step and the active and shrunk pairs ("dcd
+        round"); at each check F, D(μ) and the proven relative bound (F − D)/max(1, |F|) of the best point so far
+        ("dcd evaluation": the last one is the result's ``relative_gap_bound``); each polish and whether it
+        certified ("dcd polish"). The same rounds and answer as without.
 
     ``info`` holds ``gap_bound``, ``relative_gap_bound``, ``certified``, ``gap_tol``, ``form`` ("dcd"), ``finish``
     ("dcd", or "dcd + polish" when the polish certified), ``dual`` (the signed N×K dual point M = Y∘μ behind the
@@ -294,22 +302,28 @@ def solve_linear(problem: Problem, *, gap_tol: float = GAP_TOL, max_iter: int = 
     gap_tol, max_iter, max_sweeps, check_every, rho = _check_options(problem, gap_tol, max_iter, max_sweeps,
                                                                      check_every, rho)
     M, bias = _warm_dual(problem, warm_start)
+    progress = Progress("dcd", verbose)
     start = time.perf_counter()
     with blas_controller().limit(limits=1, user_api="blas"):
         dual = _Dual(problem, M, bias, rho)
         compile_time = _compile_time(dual)
-        result = _run(dual, gap_tol, max_iter, max_sweeps, check_every)
+        result = _run(dual, gap_tol, max_iter, max_sweeps, check_every, progress)
     result.compile_time = compile_time
     result.solve_time = time.perf_counter() - start
+    progress.done(result)
     return result
 
 
-def _run(dual: _Dual, gap_tol, max_iter, max_sweeps, check_every) -> SolveResult:
+def _run(dual: _Dual, gap_tol, max_iter, max_sweeps, check_every, progress: Progress) -> SolveResult:
     tol, rounds, sweeps, polishes, checks, best, finish = FIRST_TOL, 0, 0, 0, 0, None, "dcd"
     while rounds < max_iter:
         taken, span, shift = dual.descend(tol, max_sweeps, rounds)
         sweeps += taken
         rounds += 1
+        if progress:
+            shrunk = int(np.count_nonzero(dual.shrunk))
+            progress("round", rounds, sweeps=sweeps, span=span, tol=tol, bias_step=shift,
+                     active_pairs=dual.shrunk.size - shrunk, shrunk_pairs=shrunk)
         settled = span <= tol and shift <= tol
         if not (settled or rounds % check_every == 0 or rounds == max_iter):
             continue
@@ -317,13 +331,17 @@ def _run(dual: _Dual, gap_tol, max_iter, max_sweeps, check_every) -> SolveResult
         checks += 1
         if best is None or point[2].relative <= best[2].relative:
             best = point
+        progress.evaluation(checks, best[2], round=rounds)
         if best[2].relative <= gap_tol:
             break
         if tol <= POLISH_TOL and polishes < MAX_POLISHES:
             polishes += 1
             found = _polish(dual.problem, residual, point[2].primal, tol)
+            progress("polish", polishes, round=rounds, certified=found is not None,
+                     bound=None if found is None else found[2].relative)
             if found is not None and found[2].relative <= best[2].relative:
                 best, finish = found, "dcd + polish"
+                progress.evaluation(checks, best[2], round=rounds)
                 if best[2].relative <= gap_tol:
                     break
         if settled:

@@ -13,7 +13,8 @@ from ..verdict import report_fields, verdict
 from .cache import KernelRows
 from .certificate import bias, certify, estimate, exact_view
 from .newton import newton_steps
-from .selection import BUDGET, CONVERGED, NEED_ROW, STALLED, run
+from ..progress import Progress
+from .selection import BUDGET, CONVERGED, NEED_ROW, STALLED, largest_violation, run
 from .state import State
 
 #: the first violation tolerance unless given (libsvm's; not below gap_tol): the Newton step of the free pairs at its
@@ -28,12 +29,15 @@ MIN_TOL = 1e-10
 AIM = 0.3
 #: libsvm's shrinking period: at most this many steps (fewer on small problems: the number of pairs)
 SHRINK_EVERY = 1000
+#: with a progress report, the compiled loop returns to Python after this many steps for a line (its next call goes on
+#: where it stopped: the same steps)
+REPORT_STEPS = 10_000
 
 
 def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int, cache_size: float,
-                 shrinking: bool, newton: bool, dual: np.ndarray | None) -> SolveResult:
+                 shrinking: bool, newton: bool, dual: np.ndarray | None, progress: Progress) -> SolveResult:
     """Solve a kernel problem from μ = 0 or from ``dual`` (M = Y ∘ μ); the options of
-    :func:`~ovn_cvx.solvers.smo.solve_smo`."""
+    :func:`~ovn_cvx.solvers.smo.solve_smo`, ``progress`` the report of its ``verbose``."""
     start = time.perf_counter()
     rows = KernelRows(problem, cache_size, min_rows=problem.n_classes + 2)
     state = State.start(problem, rows, dual)
@@ -41,11 +45,17 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
     shrink_every = min(SHRINK_EVERY, state.a.size) if shrinking else 0
     exact_at = 0 if dual is not None else -1  # the step count at which Z was last rebuilt exactly
     checks, current, rounds, newton_count = 0, tol, [], 0
+    report_at = REPORT_STEPS if progress else max_iter
     while True:
-        code = run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, current, max_iter, shrink_every)
+        code = run(state.arrays, rows.arrays, rows.diagonal, state.mass_mode, current, min(max_iter, report_at),
+                   shrink_every)
         steps = int(state.counters[0])
         if code == NEED_ROW:
             rows.supply(int(state.counters[2]))
+            continue
+        if code == BUDGET and steps < max_iter:  # a stretch of the progress report's steps, not the budget
+            _report_steps(progress, state, current)
+            report_at = steps + REPORT_STEPS
             continue
         if code == CONVERGED and (state.shrunk or exact_at != steps):
             # the test on every pair, on Z rebuilt from the multipliers (shrunk samples are out of date); libsvm also
@@ -60,18 +70,22 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
             state.rebuild(rows)
             coef, b, bound, M = certify(problem, view, state, bias(state, state.decision()))
             checks += 1
+            progress.evaluation(checks, bound, steps=steps)
             break
         b = bias(state, state.decision())
         rounds.append((current, steps, estimate(problem, state, b)))
+        progress("round", len(rounds), steps=steps, tol=current, estimate=rounds[-1][2])
         taken = newton_steps(state, rows, rows.workspace_capacity) if rounds[-1][2] > gap_tol and newton else 0
         if taken:  # Z rebuilt on the columns the steps moved
             newton_count += taken
             b = bias(state, state.decision())
             rounds.append((current, steps, estimate(problem, state, b)))
+            progress("round", len(rounds), steps=steps, tol=current, estimate=rounds[-1][2], newton_steps=newton_count)
         if rounds[-1][2] <= gap_tol or current <= MIN_TOL:
             # Z is exact: rebuilt when the loop converged, and again on the columns the Newton steps moved
             coef, b, bound, M = certify(problem, view, state, b)
             checks += 1
+            progress.evaluation(checks, bound, steps=steps)
             if bound.relative <= gap_tol or current <= MIN_TOL:
                 break
         # the bound shrinks about in proportion to the tolerance (measured): aim at AIM·gap_tol, at least
@@ -82,6 +96,16 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
     info = {"stop": kind_name, "tol": current, "mass_steps": int(state.counters[3]), "bound_checks": checks,
             "newton_steps": newton_count, "rounds": rounds, "kernel_rows": int(rows.clock[2]),
             "cache_hits": int(rows.clock[1]), "cache_rows": rows.capacity}
-    return SolveResult(problem=problem, coef=coef, b=b, objective=bound.primal, status=status, method="smo",
-                       solver="SMO", solve_time=time.perf_counter() - start, iterations=steps, form="smo",
-                       finish="smo", info=info, **report_fields(problem, bound, gap_tol, dual=M))
+    result = SolveResult(problem=problem, coef=coef, b=b, objective=bound.primal, status=status, method="smo",
+                         solver="SMO", solve_time=time.perf_counter() - start, iterations=steps, form="smo",
+                         finish="smo", info=info, **report_fields(problem, bound, gap_tol, dual=M))
+    progress.done(result)
+    return result
+
+
+def _report_steps(progress: Progress, state: State, tol: float) -> None:
+    """The progress line of a stretch of steps: the steps so far, the largest violation on the active pairs against
+    the tolerance, the active and shrunk pairs, the mass steps."""
+    active = int(state.n_active.sum())
+    progress("steps", int(state.counters[0]), violation=largest_violation(state.arrays, state.mass_mode)[0],
+             tol=tol, active_pairs=active, shrunk_pairs=state.a.size - active, mass_steps=int(state.counters[3]))
