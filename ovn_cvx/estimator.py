@@ -652,8 +652,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         # shuffled: the bundled multilabel files are sorted by label set, so contiguous folds would lack labels
         folds = KFold(self.rule_cv, shuffle=True, random_state=0) if isinstance(self.rule_cv, Integral) \
             else self.rule_cv
-        # cold starts: from the full fit's solution (MM) or its dual point on the fold's rows (the dual
-        # decomposition) the fold fits took up to 4× (MM, emotions) and 2× (scene, RBF) longer (measured)
+        # cold starts, so that the fold values do not depend on the full fit's solution: from it the MM fold fits
+        # were measured slower and the dual decomposition's 5–15 % faster (docs/benchmarks/defaults.md, "The rule
+        # search")
         fold_model = clone(self).set_params(decision_rule="paper", probability=False, warm_start=False, verbose=0,
                                             n_jobs=None)
         n_rows = X.shape[0]
