@@ -28,7 +28,7 @@ from ._parallel import parallel_map
 from ._sklearn_compat import HasMethods, Interval, StrOptions, fit_context
 from ._validation import check_no_dates, check_sample_weight, naming
 from .exceptions import DegenerateLabelWarning
-from .kernels import KMeansNystroem, kernel_matrix, resolve_gamma, validate_kernel
+from .kernels import KMeansNystroem, kernel_matrix, poly_diagonal, resolve_gamma, validate_kernel
 from .labels import NEVER, TIE_TOL, DecisionRule, membership, predict_labels, reject_label_sets
 from .objective import pair_residuals, training_decision
 from .problem import VARIANTS, Problem, alpha_interval
@@ -659,8 +659,9 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         # shuffled: the bundled multilabel files are sorted by label set, so contiguous folds would lack labels
         folds = KFold(self.rule_cv, shuffle=True, random_state=0) if isinstance(self.rule_cv, Integral) \
             else self.rule_cv
-        # cold starts: from the full fit's solution (MM) or its dual point on the fold's rows (the dual
-        # decomposition) the fold fits took up to 4× (MM, emotions) and 2× (scene, RBF) longer (measured)
+        # cold starts, so that the fold values do not depend on the full fit's solution: from it the MM fold fits
+        # were measured slower and the dual decomposition's 5–15 % faster (docs/benchmarks/defaults.md, "The rule
+        # search")
         fold_model = clone(self).set_params(decision_rule="paper", probability=False, warm_start=False, verbose=0,
                                             n_jobs=None)
         n_rows = X.shape[0]
@@ -1018,7 +1019,7 @@ def kernel_scale(kernel, X, *, gamma="scale", degree=3, coef0=0.0, sample_weight
     data), the mean diagonal of a precomputed Gram matrix. Scaling a kernel by s and β by 1/s gives the same decision
     function, so β/κ₀ means the same regularisation on every data set (``beta_scale="kernel"``). 1 when the mean is
     not positive (a sigmoid kernel can give that). A polynomial kernel whose values overflow on X raises a ValueError
-    naming degree and coef0."""
+    naming gamma, degree and coef0."""
     if isinstance(kernel, str) and kernel == "precomputed":
         if X.shape[0] != X.shape[1]:
             raise ValueError(f"X must be the square kernel matrix of the training rows for kernel='precomputed', got "
@@ -1029,16 +1030,8 @@ def kernel_scale(kernel, X, *, gamma="scale", degree=3, coef0=0.0, sample_weight
     else:
         norms = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
         g = resolve_gamma(gamma, X)
-        if kernel == "poly":
-            # |γ⟨x, x'⟩ + c₀| ≤ γ max‖x‖² + |c₀|: every entry of the kernel matrix is finite when this power is
-            with np.errstate(over="ignore"):
-                largest = (g * norms.max(initial=0.0) + abs(coef0)) ** degree
-            if not np.isfinite(largest):
-                raise ValueError(f"kernel='poly' with degree={degree} and coef0={coef0:g} overflows on X "
-                                 f"((gamma·‖x‖² + |coef0|)^degree is beyond the float range): lower degree or coef0, "
-                                 "or scale X")
         diagonal = {"linear": lambda: norms, "rbf": lambda: np.ones_like(norms),
-                    "poly": lambda: (g * norms + coef0) ** degree,
+                    "poly": lambda: poly_diagonal(norms, g, degree, coef0),
                     "sigmoid": lambda: np.tanh(g * norms + coef0)}[kernel]()
     scale = float(np.average(diagonal, weights=sample_weight))
     return scale if np.isfinite(scale) and scale > 0 else 1.0

@@ -86,10 +86,41 @@ def kernel_matrix(kernel, X_new, X_train, *, gamma=None, degree=3, coef0=0.0, n_
     with np.errstate(over="ignore", invalid="ignore"):  # reported below, by the parameters that caused it
         K = pairwise_kernels(X_new, X_train, metric=kernel, n_jobs=1, **params)
     if not np.isfinite(K).all():
-        given = ", ".join(f"{name}={value:.6g}" for name, value in params.items())
-        raise ValueError(f"the {kernel} kernel with {given} overflows float64 on X (a kernel value is not finite): "
-                         f"choose smaller {' or '.join(params)}, or rescale X")
+        raise _overflow(kernel, params)
     return K
+
+
+def _overflow(kernel: str, params: dict) -> ValueError:
+    """The error of a named kernel whose values are beyond the float range on X, naming its parameters."""
+    given = ", ".join(f"{name}={value:.6g}" for name, value in params.items())
+    return ValueError(f"the {kernel} kernel with {given} overflows float64 on X (a kernel value is not finite): "
+                      f"choose smaller {' or '.join(params)}, or rescale X")
+
+
+def psd_by_construction(kernel, coef0) -> bool:
+    """The named kernels whose Gram matrix is positive semidefinite on any data (docs/theory.md §4.2), so that it
+    need not be built to be checked: the Gaussian kernel, and the polynomial one (γ⟨x, y⟩ + c₀)^degree with c₀ ≥ 0
+    (γ⟨x, y⟩ + c₀ is the PSD linear kernel plus a nonnegative constant, and an integer power of a PSD kernel is PSD
+    by the Schur product theorem). A polynomial with c₀ < 0, the sigmoid kernel and a callable can be indefinite,
+    and the proven bound needs a PSD kernel: their Gram matrix is checked (:func:`check_gram`)."""
+    return isinstance(kernel, str) and (kernel == "rbf" or (kernel == "poly" and coef0 >= 0))
+
+
+def poly_diagonal(squared_norms: np.ndarray, gamma: float, degree, coef0: float) -> np.ndarray:
+    """κ(x_i, x_i) = (γ‖x_i‖² + c₀)^degree of the polynomial kernel from the rows' squared norms, without the N × N
+    matrix. A ValueError naming gamma, degree and coef0 when (γ max‖x‖² + |c₀|)^degree is beyond the float range:
+    it bounds |κ(x, y)| for every pair (|⟨x, y⟩| ≤ ‖x‖‖y‖), so below it no kernel value overflows."""
+    with np.errstate(over="ignore"):
+        largest = (gamma * squared_norms.max(initial=0.0) + abs(coef0)) ** degree
+    if not np.isfinite(largest):
+        raise _overflow("poly", {"gamma": gamma, "degree": degree, "coef0": coef0})
+    return (gamma * squared_norms + coef0) ** degree
+
+
+def check_diagonal(diagonal: np.ndarray) -> None:
+    """A kernel matrix with no positive diagonal entry has no positive eigenvalue: rejected."""
+    if diagonal.max(initial=0.0) <= 0:
+        raise ValueError("the kernel matrix has no positive eigenvalue (its diagonal is <= 0)")
 
 
 def squared_distances(A, B) -> np.ndarray:
@@ -150,8 +181,7 @@ def check_gram(G: np.ndarray) -> np.ndarray:
         raise ValueError(f"the kernel matrix must be square, got shape {G.shape}")
     if not np.isfinite(G).all():
         raise ValueError("the kernel matrix contains NaN or infinite values")
-    if np.diag(G).max() <= 0:
-        raise ValueError("the kernel matrix has no positive eigenvalue (its diagonal is <= 0)")
+    check_diagonal(np.diag(G))
     asymmetry = np.abs(G - G.T).max()
     if asymmetry > 1e-10 * np.abs(G).max():
         raise ValueError(f"the kernel matrix is not symmetric (max |G - Gᵀ| = {asymmetry:.3g})")

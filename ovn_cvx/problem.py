@@ -16,13 +16,15 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.extmath import row_norms
 from sklearn.utils.validation import check_array
 
 from ._memory import check_fits
 from ._validation import check_no_dates, check_number, float_array, naming
 from ._variants import VARIANTS
 from .coupling import Coupling
-from .kernels import KernelFactor, check_gram, kernel_matrix, kernel_product, resolve_gamma, validate_kernel
+from .kernels import (KernelFactor, check_diagonal, check_gram, kernel_matrix, kernel_product, poly_diagonal,
+                      psd_by_construction, resolve_gamma, validate_kernel)
 from .labels import label_indicator
 
 #: the constructor's arguments: the fields ``Problem.replace`` can change
@@ -322,8 +324,19 @@ class Problem:
         if changed & set(KERNEL_FIELDS):
             self.__dict__.pop("gram", None)
             self._shared: dict = {}  # lazily computed, data-only quantities; the same dict in every replace() copy
-            if self.is_kernel and self.kernel != "rbf":  # the Gaussian kernel is PSD by construction
-                check_gram(self.gram)  # square, finite, symmetric, PSD: rejected up front
+            if self.is_kernel:
+                self._check_kernel()
+
+    def _check_kernel(self):
+        """A kernel PSD by construction (the Gaussian, a polynomial with coef0 ≥ 0) is checked on its diagonal alone:
+        finite (for a PSD kernel |κ(x, y)| ≤ √(κ(x, x) κ(y, y)) bounds every entry) and not all zero, so that a fit
+        by dual decomposition never needs the N × N matrix; any other kernel matrix is built and checked whole
+        (square, finite, symmetric, PSD), up front."""
+        if not psd_by_construction(self.kernel, self.coef0):
+            check_gram(self.gram)
+        elif self.kernel == "poly":  # the Gaussian kernel's diagonal is 1
+            gamma = resolve_gamma(self.gamma, self.X)
+            check_diagonal(poly_diagonal(row_norms(self.X, squared=True), gamma, self.degree, self.coef0))
 
     def _set_hyperparameters(self, alpha, beta, bias_penalty):
         alpha = check_number("alpha", alpha)

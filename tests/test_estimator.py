@@ -14,7 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import ovn_cvx
 from ovn_cvx import OvNClassifier, Problem
-from ovn_cvx.datasets import make_linear
+from ovn_cvx.datasets import make_data, make_linear
 from ovn_cvx.labels import NEVER
 from ovn_cvx.result import SolveResult
 from ovn_cvx.testing import assert_matches_reference
@@ -522,3 +522,60 @@ def test_cache_size_reaches_the_dual_decomposition(multiclass_data):
     for bad in (0.0, -1.0, float("nan")):
         with pytest.raises(InvalidParameterError, match="cache_size"):
             OvNClassifier(kernel="rbf", cache_size=bad).fit(X, y)
+
+
+def _recorded_solves(monkeypatch, **overrides):
+    """The calls of ``ovn_cvx.estimator.solve``, each as (method, options, result); ``overrides[method]`` options
+    replace the estimator's for that method."""
+    calls = []
+
+    def recording(problem, method, **options):
+        options = {**options, **overrides.get(method, {})}
+        result = ovn_cvx.solve(problem, method, **options)
+        calls.append((method, options, result))
+        return result
+
+    monkeypatch.setattr("ovn_cvx.estimator.solve", recording)
+    return calls
+
+
+def _kernel_data():
+    return make_data("multiclass", n_samples=150, n_features=3, n_classes=3, seed=5)
+
+
+def _assert_at_the_reference(result):
+    reference = ovn_cvx.solve(result.problem, "cvxpy", solver=REFERENCE)
+    assert result.success and reference.success
+    assert abs(result.objective - reference.objective) <= 1e-6 * max(1.0, abs(reference.objective))
+
+
+def test_warm_start_with_a_kernel_starts_the_dual_decomposition_from_the_previous_dual(monkeypatch):
+    """A refit with another β by dual decomposition starts from the previous fit's dual point: fewer pair steps than
+    the cold fit of the same problem, at the reference's optimum."""
+    X, Y = _kernel_data()
+    calls = _recorded_solves(monkeypatch)
+    est = OvNClassifier(kernel="rbf", beta=1.0, decision_rule="paper", warm_start=True).fit(X, Y)
+    first = est.result_
+    est.set_params(beta=1.2).fit(X, Y)
+    cold = OvNClassifier(kernel="rbf", beta=1.2, decision_rule="paper").fit(X, Y)
+    (_, first_options, _), (method, options, warm), (_, cold_options, _) = calls
+    assert [first_options["warm_start"], method, cold_options["warm_start"]] == [None, "smo", None]
+    np.testing.assert_array_equal(options["warm_start"].dual, first.dual)
+    assert warm.method == "smo" and warm.objective == est.result_.objective
+    assert warm.iterations < cold.result_.iterations
+    _assert_at_the_reference(warm)
+    assert warm.objective == pytest.approx(cold.result_.objective, rel=1e-6)
+
+
+def test_kernel_fit_falls_back_from_the_dual_decomposition_to_mm(monkeypatch):
+    """solver="auto" with a kernel: when the dual decomposition stops short of its bound (here after 5 pair steps),
+    the MM solver finishes from its answer, certified at the reference's optimum."""
+    X, Y = _kernel_data()
+    calls = _recorded_solves(monkeypatch, smo={"max_iter": 5})
+    est = OvNClassifier(kernel="rbf", beta=1.0, decision_rule="paper").fit(X, Y)
+    (first, _, short), (second, options, final) = calls
+    assert [first, second] == ["smo", "mm"]
+    assert short.status == "max_iter" and not short.success and short.iterations == 5
+    assert options["warm_start"] is short
+    assert final.method == "mm" and final.objective == est.result_.objective
+    _assert_at_the_reference(final)

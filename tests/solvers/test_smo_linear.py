@@ -79,20 +79,23 @@ def test_the_dual_point_is_feasible_and_behind_the_bound():
     assert result.gap_bound == pytest.approx(result.objective - dual_value(problem, mu), abs=1e-12)
 
 
-def test_warm_start_gives_the_cold_optimum_with_less_work():
-    """A neighbouring β (5 % apart: 214 sweeps against 537 cold; measured at 20 % apart the warm start cost 1.2× the
-    sweeps, at 2× 1.2×)."""
+@pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
+def test_warm_start_gives_the_cold_optimum_with_less_work(variant):
+    """A neighbouring β (5 % apart), every variant (soft biases with bias_penalty 0.4): the reference's optimum, warm
+    or cold, in fewer sweeps warm from the previous result or from its dual matrix alone (measured: SwSb 200 and
+    171 against 372 cold, SwHb 214 and 218 against 537, HwSb 1 405 and 428 against 1 738, HwHb 566 and 870 against
+    3 487; SwHb at 20 % apart cost 1.2× the sweeps, at 2× 1.2×)."""
     X, Y = make_data("multiclass", n_samples=200, n_features=6, n_classes=4, seed=3)
     Y = np.where(Y == 0, -1.0, Y)
-    first = solve_linear(Problem(X, Y, "SwHb", beta=1.0))
-    problem = Problem(X, Y, "SwHb", beta=1.05)
+    first = solve_linear(Problem(X, Y, variant, beta=1.0, bias_penalty=0.4))
+    problem = Problem(X, Y, variant, beta=1.05, bias_penalty=0.4)
     cold = solve_linear(problem)
     warm = solve_linear(problem, warm_start=first)
     from_matrix = solve_linear(problem, warm_start=first.dual)
-    assert cold.success and warm.success and from_matrix.success
-    assert warm.objective == pytest.approx(cold.objective, rel=2e-6)
-    assert from_matrix.objective == pytest.approx(cold.objective, rel=2e-6)
-    assert warm.info["sweeps"] < cold.info["sweeps"] / 2
+    reference = ovn_cvx.solve(problem, "cvxpy").objective
+    for result in (cold, warm, from_matrix):
+        assert result.success and abs(result.objective - reference) <= 1e-6 * max(1.0, abs(reference))
+    assert max(warm.info["sweeps"], from_matrix.info["sweeps"]) < cold.info["sweeps"]
 
 
 def test_budget_exhausted_is_an_honest_max_iter():
