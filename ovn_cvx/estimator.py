@@ -771,9 +771,15 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         spread = np.ptp(F, axis=0)
         constant = spread <= TRIVIAL_SPREAD
         if constant.all():
+            # measured on labels the features do not explain: a larger beta keeps W = 0 either way (no known
+            # negatives: W = 0, b = 1 has no hinge loss at all)
+            fix = ("use hard biases (variant 'SwHb' or 'HwHb': Σ_k b_k = 0 rules out every b_k = 1) or give every "
+                   "label known negatives (negatives='rest')" if self.negatives == "none"
+                   else "raise negative_balance towards 1 (a label's negatives then weigh more like its positives)")
             warnings.warn(f"the solution is trivial: the decision values are the same for every training "
                           f"pattern (spread {spread.max():.2g}, ‖W‖ ≈ 0; docs/theory.md §3.4); every pattern gets the "
-                          "same prediction. Increase beta, or use hard biases.", DegenerateLabelWarning, stacklevel=4)
+                          f"same prediction. A larger beta does not change that; to fix it, {fix}.",
+                          DegenerateLabelWarning, stacklevel=4)
         elif constant.any():
             labels = self.fitted_labels_[constant]
             fix = ("give every label known negatives (negatives='rest'), or increase beta" if self.negatives == "none"

@@ -2,6 +2,7 @@
 Jaccard/Hamming trade, verbose output, parallel internal folds, the input conveniences and the errors that name their
 argument, the defaults against their definition, and the scikit-learn compatibility module."""
 import itertools
+import re
 import warnings
 
 import numpy as np
@@ -512,6 +513,53 @@ def test_degenerate_label_warning_names_the_fix():
     assert issubclass(DegenerateLabelWarning, UserWarning)
     with pytest.warns(DegenerateLabelWarning, match=r"label\(s\) \[0\] are degenerate.*negatives='rest'"):
         OvNClassifier(negatives="none", variant="SwHb").fit(X, Y)
+
+
+def _fit_recording(params, X, y):
+    """The fitted estimator and the messages of its DegenerateLabelWarnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = OvNClassifier(**params).fit(X, y)
+    return est, [str(w.message) for w in caught if issubclass(w.category, DegenerateLabelWarning)]
+
+
+TRIVIAL = r"^the solution is trivial: .*every pattern gets the same prediction\. A larger beta does not change that"
+
+
+@pytest.mark.parametrize("kind", ["label matrix", "binary"])
+def test_trivial_solution_warning_names_the_fix_with_known_negatives(kind):
+    """Labels in 10 % of the rows that the features do not explain, the default model (known negatives): W = 0 for
+    every beta (the optimality of W = 0 with free biases does not depend on it); the advised negative_balance=1
+    fits a W ≠ 0 without the warning."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    Y = (rng.random((80, 3)) < 0.1).astype(int)
+    y = Y if kind == "label matrix" else (rng.random(80) < 0.1).astype(int)
+    for beta in ("auto", 1e-2, 1e4):
+        est, messages = _fit_recording({"beta": beta}, X, y)
+        assert len(messages) == 1 and np.abs(est.coef_).max() < 1e-8
+        assert re.match(TRIVIAL + r"; to fix it, raise negative_balance towards 1 \(", messages[0])
+    est, messages = _fit_recording({"negative_balance": 1.0}, X, y)
+    assert messages == [] and np.abs(est.coef_).max() > 0.3  # measured 0.85 and 0.97
+
+
+def test_trivial_solution_warning_names_the_fix_without_known_negatives():
+    """The paper's model on labels the features do not explain (half the rows each): W = 0, b = 1 (every label to
+    every row) has no hinge loss, so a larger beta keeps it; hard biases and known negatives both fit W ≠ 0."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    Y = (rng.random((80, 3)) < 0.5).astype(int)
+    Y[Y.sum(axis=1) == 0, 0] = 1
+    for beta in ("auto", 1e4):
+        est, messages = _fit_recording({"negatives": "none", "beta": beta}, X, Y)
+        assert len(messages) == 1 and np.abs(est.coef_).max() < 1e-8
+        np.testing.assert_allclose(est.intercept_, 1.0, atol=1e-6)
+        assert re.match(TRIVIAL + r"; to fix it, use hard biases \(variant 'SwHb' or 'HwHb'.*negatives='rest'\)\.$",
+                        messages[0])
+    for fix in ({"variant": "SwHb"}, {"variant": "HwHb"}, {"negatives": "rest"}):
+        est, messages = _fit_recording({"negatives": "none", **fix}, X, Y)
+        assert not any(m.startswith("the solution is trivial") for m in messages)
+        assert np.abs(est.coef_).max() > 0.3  # measured 0.64–1.5
 
 
 # --- the compatibility module ---------------------------------------------------------------------
