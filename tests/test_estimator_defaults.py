@@ -218,16 +218,16 @@ def test_default_multilabel_fit_keeps_the_paper_rule_where_it_is_optimal():
 
 
 def test_default_multilabel_fit_learns_a_rule_where_the_paper_rule_predicts_too_few():
-    """2.7 labels a row of 5 (scikit-learn's generator): the hinge fits put most members below f = 1, so the paper's
-    rule predicts about one label a row; the learned rule replaces it (held-out gain 0.12 ± 0.03, measured) and the
-    test rows gain 0.15 Jaccard and 0.05 in 1 − Hamming loss (measured)."""
+    """2.7 labels a row of 5 (scikit-learn's generator): the hinge fits put most members below f = 1, so on the test
+    rows the paper's rule predicts 1.4 labels a row where 2.6 are true; the learned rule replaces it (held-out gain
+    0.12 ± 0.03, measured), predicts 3.25 and gains 0.15 Jaccard and 0.05 in 1 − Hamming loss (measured)."""
     X, Y = make_multilabel_classification(n_samples=300, n_features=10, n_classes=5, n_labels=3, random_state=0)
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     est = OvNClassifier().fit(X[:200], Y[:200])
     paper = DecisionRule(1.0, fallback=True)
     assert est.rule_ != paper and est.rule_gain_ > est.rule_gain_error_ + 0.05
     learned, kept = est.predict(X[200:]), paper.predict(est.decision_function(X[200:]))
-    assert learned.sum() > 1.3 * kept.sum()
+    assert learned.sum() > 2 * kept.sum()
     assert _jaccard(Y[200:], learned) > _jaccard(Y[200:], kept) + 0.1
     assert _accuracy(Y[200:], learned) > _accuracy(Y[200:], kept) + 0.03
 
