@@ -9,10 +9,10 @@ BENCHMARK = "bench_paths"  # the conftest fixture `bench` imports it
 def test_iris_beta_path_outputs(bench, tmp_path):
     bench.main(["--paths", "iris-beta", "--solvers", "CLARABEL", "NOT_A_SOLVER", "--out", str(tmp_path)])
     summary = pd.read_csv(tmp_path / "bench_paths.csv").set_index("method")
-    assert list(summary.index) == ["MM cold", "MM warm", "CLARABEL cold", "CLARABEL dpp"]
+    assert list(summary.index) == ["MM cold", "MM warm", "SMO cold", "SMO warm", "CLARABEL cold", "CLARABEL dpp"]
     assert (summary["points"] == 20).all() and (summary["correct"] == 20).all()
     points = pd.read_csv(tmp_path / "bench_paths_points.csv")
-    assert len(points) == 80 and set(points["path"]) == {"iris-beta"}
+    assert len(points) == 120 and set(points["path"]) == {"iris-beta"}
     assert points["value"].iloc[0] == pytest.approx(0.01) and points["value"].iloc[19] == pytest.approx(100.0)
     text = (tmp_path / "bench_paths.md").read_text()
     assert "## iris-beta: iris, SwHb linear, alpha=0.2; beta from 0.01 to 100 (benign)" in text
