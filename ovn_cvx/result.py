@@ -152,6 +152,10 @@ class SolveResult:
         "newton-cg"; "smo", "dcd", "dcd + polish").
     dual : ndarray of shape (N, K) or None, default=None
         The signed dual point M = Y∘μ behind the bound, or None.
+    training_decision : ndarray of shape (N, K) or None, default=None
+        f_k(x_i) on the training rows (:func:`ovn_cvx.training_decision` of ``coef`` and ``b``) when the solver kept
+        them exact anyway (the dual decomposition of a kernel problem: from its G M, an N × N kernel pass saved);
+        None otherwise. A :meth:`slim` copy drops it.
     info : dict, default={}
         Free-form extras of the back end (counters, its own values).
 
@@ -184,6 +188,7 @@ class SolveResult:
     form: str | None = None
     finish: str | None = None
     dual: np.ndarray | None = field(default=None, repr=False)
+    training_decision: np.ndarray | None = field(default=None, repr=False)
     info: dict = field(default_factory=dict)
     #: built on first use; not an init field, so that ``dataclasses.replace`` (another problem) drops it
     _predictor: Predictor | None = field(default=None, init=False, repr=False, compare=False)
@@ -249,7 +254,7 @@ class SolveResult:
         SolveResult
             The copy, with ``problem`` None.
         """
-        slim = replace(self, problem=None)
+        slim = replace(self, problem=None, training_decision=None)
         if self.has_solution:
             slim._predictor = Predictor.from_solution(self.problem, self.coef, self.b, feature_map)
         return slim

@@ -86,6 +86,20 @@ def test_hard_biases_of_a_class_without_free_pairs_far_from_the_others(beta):
     assert result.b.min() < -3.0 and np.sort(result.b)[1] > 0.4  # the one class far below, the others fixed
 
 
+@pytest.mark.parametrize("variant", ovn_cvx.VARIANTS)
+@pytest.mark.parametrize("negatives, cache_size", [("none", 200.0), ("rest", 200.0), ("rest", 1e-3)])
+def test_the_training_decision_values_kept_are_the_solutions(variant, negatives, cache_size):
+    """The result's training decision values, from the loop's G M: those of its own (coef, b) by a kernel pass —
+    with a cache too small for a row too (single-precision partial rows in the loop, Z rebuilt in double)."""
+    problem = make(variant, "rbf", negatives, 0.3)
+    result = ovn_cvx.solve(problem, "smo", cache_size=cache_size)
+    expected = ovn_cvx.training_decision(problem, result.coef, result.b)
+    assert result.training_decision.shape == expected.shape
+    assert np.abs(result.training_decision - expected).max() <= 1e-10 * max(1.0, np.abs(expected).max())
+    assert result.slim().training_decision is None
+    assert ovn_cvx.solve(problem, "mm").training_decision is None  # recomputed where needed
+
+
 def test_soft_bias_without_penalty_keeps_the_masses_at_zero():
     """bias_penalty = 0: b is free, its stationarity forces every class mass to 0 (no mass step)."""
     problem = make("SwSb", "rbf", "rest", 0.0).replace(bias_penalty=0.0)

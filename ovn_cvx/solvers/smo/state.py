@@ -145,3 +145,9 @@ class State:
         """h_p = (G M P⁺)_{i_p k_p}, the pairs' decision values without the bias."""
         c1, c2 = self.scalars[0], self.scalars[1]
         return c1 * self.Z[self.label, self.sample] + c2 * self.z[self.sample]
+
+    def training_decision(self, b: np.ndarray) -> np.ndarray:
+        """G M P⁺ + 1bᵀ on every sample and class (N × K; P⁺ = c1 I + c2 J): the training decision values of the
+        point, exact when Z is (just rebuilt)."""
+        c1, c2 = self.scalars[0], self.scalars[1]
+        return c1 * self.Z.T + (c2 * self.z)[:, None] + b
