@@ -105,6 +105,7 @@ SETTINGS = {
     "default rule_cv=5": {"rule_cv": 5},
     "default rule_cv=2": {"rule_cv": 2},
     "default paper-rule": {"decision_rule": "paper"},
+    "default b1": {"beta": 1.0},
     "default b2": {"beta": 2.0},
     "default b4": {"beta": 4.0},
     "default b8": {"beta": 8.0},

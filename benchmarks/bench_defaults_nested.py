@@ -56,10 +56,9 @@ def grid_of(multilabel: bool, kernel: str) -> dict:
 def default_values(multilabel: bool, kernel: str) -> tuple[float, float]:
     """(β, negative_balance) of ``OvNClassifier(kernel=kernel)`` for the target kind, from the estimator's own
     constants (a change of default changes what is compared with)."""
-    if multilabel:
-        return AUTO_BETA["multilabel"], AUTO_NEGATIVE_BALANCE["multilabel"]
-    kind = "linear classes" if kernel == "linear" else "kernel classes"
-    return AUTO_BETA[kind], AUTO_NEGATIVE_BALANCE["classes"]
+    target = "multilabel" if multilabel else "classes"
+    return (AUTO_BETA[f"{'linear' if kernel == 'linear' else 'kernel'} {target}"],
+            AUTO_NEGATIVE_BALANCE[target])
 
 
 def outer_split(data: str, kernel: str, seed: int, index: int, split) -> dict:

@@ -43,13 +43,15 @@ TRIVIAL_SPREAD = 1e-5
 #: a pair is a support vector when its residual is >= −SUPPORT_TOL (the accuracy of the solvers, docs/theory.md §10)
 SUPPORT_TOL = 1e-6
 
-#: ``beta="auto"``: the hinge weight (relative to κ₀ with ``beta_scale="kernel"``) for an indicator matrix, for 1-D
-#: class labels with the linear kernel and with any other, each chosen from the measured 0.5–64 for its kind of
-#: target (docs/benchmarks/defaults.md): the learned multilabel rule preferred 2–4; the linear argmax of 1-D y gained
-#: from weaker regularisation (16 against 4: glass +0.019, iris +0.011, wine −0.008, digits +0.002 accuracy), the
-#: kernel one lost (RBF, 16 against 4: make_classification's 5 and 10 classes −0.028 and −0.034, glass +0.011, iris
-#: −0.004, wine ±0)
-AUTO_BETA = {"multilabel": 4.0, "linear classes": 16.0, "kernel classes": 4.0}
+#: ``beta="auto"``: the hinge weight (relative to κ₀ with ``beta_scale="kernel"``) for an indicator matrix and for 1-D
+#: class labels, each with the linear kernel and with any other, chosen from the measured 0.5–64 for its kind of
+#: target (docs/benchmarks/defaults.md): the learned multilabel rule preferred 2–4 with the linear kernel, and 1 with
+#: RBF (against 4, 2 seeds: Jaccard / Hamming loss emotions +0.006 / −0.005, scene +0.004 / −0.002, mlc-6 +0.031 /
+#: −0.019, mlc-12 −0.007 / +0.002; nested cross-validation picked it too); the linear argmax of 1-D y gained from
+#: weaker regularisation (16 against 4: glass +0.019, iris +0.011, wine −0.008, digits +0.002 accuracy), the kernel
+#: one lost (RBF, 16 against 4: make_classification's 5 and 10 classes −0.028 and −0.034, glass +0.011, iris −0.004,
+#: wine ±0)
+AUTO_BETA = {"linear multilabel": 4.0, "kernel multilabel": 1.0, "linear classes": 16.0, "kernel classes": 4.0}
 #: ``negative_balance="auto"``: p for an indicator matrix and for 1-D class labels (docs/benchmarks/defaults.md,
 #: linear, 2 seeds, p ∈ {0, 0.25, 0.5, 0.75, 1}): the argmax of class labels needs it (0.5: make_classification with
 #: 5 and 10 classes 0.497 → 0.535 and 0.310 → 0.544, glass +0.019, iris +0.004, wine ±0, digits −0.002); the learned
@@ -141,14 +143,14 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         ignore it (Σ_k w_k = 0 removes the coupling), without a warning, so that one grid can search variant
         and alpha together.
     beta : float > 0 or "auto", default="auto"
-        Hinge weight, relative to the kernel's size with ``beta_scale="kernel"``. ``"auto"``: 4, except 16 for 1-D
-        class labels with the linear kernel (``AUTO_BETA``, measured). Suggested grid: 2⁻³ … 2⁹ in
-        factors of 4 (0.125, 0.5, 2, 8, 32, 128, 512) with the relative scale — the same range on every data set
-        and kernel: measured on six data sets with both kernels, the searches won on an edge (11 of 55: glass and
-        iris at 512, wine and once emotions at 0.125) won on a plateau, at most 0.02 above the neighbouring point,
-        and a wider grid gained at most one test row (docs/benchmarks/defaults.md). For K = 2 and HwHb the model is
-        ``SVC(C=beta/2)`` with ``negatives="none"`` and absolute β, ``SVC(C=beta)`` with known negatives (each
-        sample's two pairs) and ``negative_balance=0``; the relative scale divides C by κ₀.
+        Hinge weight, relative to the kernel's size with ``beta_scale="kernel"``. ``"auto"``: 4, except 16 for 1-D class
+        labels with the linear kernel and 1 for a label matrix with any other kernel (``AUTO_BETA``, measured).
+        Suggested grid: 2⁻³ … 2⁹ in factors of 4 (0.125, 0.5, 2, 8, 32, 128, 512) with the relative scale — the same
+        range on every data set and kernel: measured on six data sets with both kernels, the searches won on an edge (11
+        of 55: glass and iris at 512, wine and once emotions at 0.125) won on a plateau, at most 0.02 above the
+        neighbouring point, and a wider grid gained at most one test row (docs/benchmarks/defaults.md). For K = 2 and
+        HwHb the model is ``SVC(C=beta/2)`` with ``negatives="none"`` and absolute β, ``SVC(C=beta)`` with known
+        negatives (each sample's two pairs) and ``negative_balance=0``; the relative scale divides C by κ₀.
     beta_scale : {"kernel", "none"}, default="kernel"
         ``"kernel"``: the problem's hinge weight is beta / κ₀, κ₀ = the mean of κ(x_i, x_i) over the training rows
         (weighted by ``sample_weight``; ``kernel_scale_``): 1 for the RBF kernel, the mean ‖x‖² for the linear one
@@ -459,10 +461,8 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     def _beta(self) -> float:
         """β: ``beta``, or for "auto" ``AUTO_BETA`` of the fitted kind of target and kernel."""
         if isinstance(self.beta, str):
-            if self.multilabel_:
-                return AUTO_BETA["multilabel"]
             linear = isinstance(self.kernel, str) and self.kernel == "linear"
-            return AUTO_BETA["linear classes" if linear else "kernel classes"]
+            return AUTO_BETA[f"{'linear' if linear else 'kernel'} {'multilabel' if self.multilabel_ else 'classes'}"]
         return float(self.beta)
 
     @property

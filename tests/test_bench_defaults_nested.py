@@ -35,7 +35,8 @@ def test_the_defaults_compared_are_the_estimators(bench):
     """What the benchmark compares with is the estimator's default (read from its constants), inside each grid."""
     assert bench.default_values(False, "linear") == (16.0, 0.5)
     assert bench.default_values(False, "rbf") == (4.0, 0.5)
-    assert bench.default_values(True, "rbf") == (4.0, 0.0)
+    assert bench.default_values(True, "rbf") == (1.0, 0.0)
+    assert bench.default_values(True, "linear") == (4.0, 0.0)
     for key, grid in bench.GRIDS.items():
         multilabel = key[0] == "labels"
         beta, balance = bench.default_values(multilabel, "linear" if key[1] != "kernel" else "rbf")

@@ -148,19 +148,22 @@ def test_the_defaults_are_the_documented_model(class_data, solved_problems):
     kappa0 = (X**2).sum(axis=1).mean()
     assert (problem.variant, problem.bias_penalty, problem.alpha) == ("SwSb", 0.0, 0.0)
     assert OvNClassifier().beta == "auto"
-    assert AUTO_BETA == {"multilabel": 4.0, "linear classes": 16.0, "kernel classes": 4.0}
+    assert AUTO_BETA == {"linear multilabel": 4.0, "kernel multilabel": 1.0, "linear classes": 16.0,
+                         "kernel classes": 4.0}
     assert problem.beta == pytest.approx(16.0 / kappa0) and est.hinge_weight_ == problem.beta
     assert (problem.Y == -1).sum() == len(y) * (np.unique(y).size - 1)  # every other class a known negative
     assert not hasattr(est, "rule_")  # 1-D y: the argmax
 
 
-def test_auto_beta_for_class_labels_depends_on_the_kernel(class_data):
-    """β = 16 for linear class labels, 4 with a kernel (κ₀ = 1 for RBF: the hinge weight is β itself) and for a label
-    matrix."""
+def test_auto_beta_depends_on_the_target_and_the_kernel(class_data):
+    """β = 16 for linear class labels, 4 with a kernel (κ₀ = 1 for RBF: the hinge weight is β itself); for a label
+    matrix 4 with the linear kernel, 1 with RBF."""
     X, y = class_data
-    assert OvNClassifier().fit(X, y).hinge_weight_ == pytest.approx(16.0 / (X**2).sum(axis=1).mean())
+    Y, kappa0 = np.eye(3)[y], (X**2).sum(axis=1).mean()
+    assert OvNClassifier().fit(X, y).hinge_weight_ == pytest.approx(16.0 / kappa0)
     assert OvNClassifier(kernel="rbf").fit(X, y).hinge_weight_ == 4.0
-    assert OvNClassifier(kernel="rbf", decision_rule="paper").fit(X, np.eye(3)[y]).hinge_weight_ == 4.0
+    assert OvNClassifier(decision_rule="paper").fit(X, Y).hinge_weight_ == pytest.approx(4.0 / kappa0)
+    assert OvNClassifier(kernel="rbf", decision_rule="paper").fit(X, Y).hinge_weight_ == 1.0
 
 
 def test_the_paper_model_is_one_parameter_away(multilabel_data, solved_problems):
