@@ -464,6 +464,22 @@ def test_degenerate_label_warning_names_the_fix():
         OvNClassifier(negatives="none", variant="SwHb").fit(X, Y)
 
 
+def test_partly_degenerate_labels_without_negatives_the_advice_that_works():
+    """Five of six generated labels degenerate without known negatives: the warning names known negatives, which
+    remove them all, and says a larger beta does not help — measured here: β = 16 leaves every label degenerate."""
+    from sklearn.datasets import make_multilabel_classification
+    from sklearn.preprocessing import StandardScaler
+
+    X, Y = make_multilabel_classification(n_samples=300, n_features=20, n_classes=6, n_labels=3, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    est, messages = _fit_recording({"negatives": "none"}, X, Y)
+    assert est.degenerate_labels_.size == 5
+    assert len(messages) == 1 and "negatives='rest'" in messages[0] and "a larger beta does not" in messages[0]
+    assert "increase beta" not in messages[0]
+    assert _fit_recording({"negatives": "rest"}, X, Y)[0].degenerate_labels_.size == 0
+    assert _fit_recording({"negatives": "none", "beta": 16.0}, X, Y)[0].degenerate_labels_.size >= 5
+
+
 def _fit_recording(params, X, y):
     """The fitted estimator and the messages of its DegenerateLabelWarnings."""
     with warnings.catch_warnings(record=True) as caught:
