@@ -321,7 +321,7 @@ def test_rule_scoring_weight_in_the_estimator():
         P = est._paper_rule().predict(F)
         assert est.rule_scores_["paper"] == pytest.approx(weight * _jaccard(Y, P) + (1 - weight) * _accuracy(Y, P),
                                                           abs=1e-12)
-        assert est.rule_gain_ > est.rule_gain_error_  # every weight replaces the paper rule here
+        assert est.rule_ != est._paper_rule() and est.rule_gain_ > 0  # every weight replaces the paper rule here
     assert jaccard[0.0] < jaccard[0.5] <= jaccard[1.0] and accuracy[1.0] < accuracy[0.5] <= accuracy[0.0]
     # against single thresholds (with the argmax fallback, and without for the Hamming loss) at 200 quantiles of these
     # values; the held-out family choice may keep a rule a hair below the best on all rows (measured 0.0004)
@@ -466,7 +466,7 @@ def test_degenerate_label_warning_names_the_fix():
 
 def test_partly_degenerate_labels_without_negatives_the_advice_that_works():
     """Five of six generated labels degenerate without known negatives: the warning names known negatives, which
-    remove them all, and says a larger beta does not help — measured here: β = 16 leaves every label degenerate."""
+    remove them all, and says a larger beta does not help: β = 16 leaves every label degenerate."""
     from sklearn.datasets import make_multilabel_classification
     from sklearn.preprocessing import StandardScaler
 
@@ -477,7 +477,7 @@ def test_partly_degenerate_labels_without_negatives_the_advice_that_works():
     assert len(messages) == 1 and "negatives='rest'" in messages[0] and "a larger beta does not" in messages[0]
     assert "increase beta" not in messages[0]
     assert _fit_recording({"negatives": "rest"}, X, Y)[0].degenerate_labels_.size == 0
-    assert _fit_recording({"negatives": "none", "beta": 16.0}, X, Y)[0].degenerate_labels_.size >= 5
+    assert _fit_recording({"negatives": "none", "beta": 16.0}, X, Y)[0].degenerate_labels_.size == 6
 
 
 def _fit_recording(params, X, y):
