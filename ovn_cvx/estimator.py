@@ -144,7 +144,7 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
         and alpha together.
     beta : float > 0 or "auto", default="auto"
         Hinge weight, relative to the kernel's size with ``beta_scale="kernel"``. ``"auto"``: 4, except 16 for 1-D class
-        labels with the linear kernel and 1 for a label matrix with any other kernel (``AUTO_BETA``, measured).
+        labels with the linear kernel and 1 for a label matrix with any other kernel (``AUTO_BETA``, measured with RBF).
         Suggested grid: 2⁻³ … 2⁹ in factors of 4 (0.125, 0.5, 2, 8, 32, 128, 512) with the relative scale — the same
         range on every data set and kernel: measured on six data sets with both kernels, the searches won on an edge (11
         of 55: glass and iris at 512, wine and once emotions at 0.125) won on a plateau, at most 0.02 above the

@@ -110,7 +110,10 @@ class SolveResult:
     bound on F − F*, ``gap_bound``); only "optimal" counts as ``success``.
     When no solution was produced, ``coef`` and ``b`` are None and ``objective`` is NaN. A :meth:`slim` copy
     (a fitted ``OvNClassifier``'s ``result_``) has ``problem`` None: it keeps the solver's report, ``coef``, ``b``
-    and what ``decision_function`` needs, not the training data.
+    and what ``decision_function`` needs, not the training data. ``training_decision`` (set by the solver, not a
+    parameter): f_k(x_i) on the training rows, N×K, when the solver kept them exact anyway (the dual decomposition of a
+    kernel problem: from its G M, an N × N kernel pass saved), else None; a copy by ``dataclasses.replace`` or
+    :meth:`slim` drops it.
 
     Parameters
     ----------
@@ -152,10 +155,6 @@ class SolveResult:
         "newton-cg"; "smo", "dcd", "dcd + polish").
     dual : ndarray of shape (N, K) or None, default=None
         The signed dual point M = Y∘μ behind the bound, or None.
-    training_decision : ndarray of shape (N, K) or None, default=None
-        f_k(x_i) on the training rows (:func:`ovn_cvx.training_decision` of ``coef`` and ``b``) when the solver kept
-        them exact anyway (the dual decomposition of a kernel problem: from its G M, an N × N kernel pass saved);
-        None otherwise. A :meth:`slim` copy drops it.
     info : dict, default={}
         Free-form extras of the back end (counters, its own values).
 
@@ -188,8 +187,10 @@ class SolveResult:
     form: str | None = None
     finish: str | None = None
     dual: np.ndarray | None = field(default=None, repr=False)
-    training_decision: np.ndarray | None = field(default=None, repr=False)
     info: dict = field(default_factory=dict)
+    #: f_k(x_i) on the training rows when the solver kept them exact (see the class docstring); not an init field, so
+    #: that ``dataclasses.replace`` (another problem or point) and :meth:`slim` drop it
+    training_decision: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
     #: built on first use; not an init field, so that ``dataclasses.replace`` (another problem) drops it
     _predictor: Predictor | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -254,7 +255,7 @@ class SolveResult:
         SolveResult
             The copy, with ``problem`` None.
         """
-        slim = replace(self, problem=None, training_decision=None)
+        slim = replace(self, problem=None)
         if self.has_solution:
             slim._predictor = Predictor.from_solution(self.problem, self.coef, self.b, feature_map)
         return slim

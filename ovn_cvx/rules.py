@@ -251,9 +251,8 @@ def learn_rule(F, Y, scoring="jaccard", *, paper: DecisionRule = DecisionRule(),
     than the noise, the paired one-sided t-test of :func:`outweighs_noise` over the rows (:func:`paired_gain`): each
     group of ``folds`` predicted by the family that scores best held-out on the other groups, with its rule learned
     without the group (``_learner_predictions``), against ``paper`` on the same rows. The rows, not the few folds, are
-    the test's units: the spread of 3 fold means is itself a guess from 2 degrees of freedom, and three folds that
-    agree by chance made a gain of 0.002 look like 4 standard errors where the rows' spread put it at 0.2
-    (docs/benchmarks/defaults.md)."""
+    the test's units: the spread of 3 fold means is itself a guess from 2 degrees of freedom
+    (docs/benchmarks/defaults.md, *The guard on sparse, wide data*)."""
     score_of = scorer(scoring)
     if selection not in SELECTIONS:
         raise ValueError(f"rule_selection must be one of {SELECTIONS}, got {selection!r}")

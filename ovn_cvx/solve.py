@@ -18,7 +18,7 @@ def solve(problem: Problem, method: str = "cvxpy", **options) -> SolveResult:
     dual decomposition as libsvm's, kernel rows on demand, the same proven bound (options of
     :func:`ovn_cvx.solvers.smo.solve_smo`). ``verbose=True`` (every method; default False) prints progress on
     stdout: the CVXPY solver's own output, or the fast solvers' lines per iteration, round and exact evaluation
-    (never per pair step), the last evaluation's bound being the result's ``relative_gap_bound``.
+    (never per pair step), the closing "done" line carrying the result's ``relative_gap_bound``.
 
     Parameters
     ----------

@@ -259,9 +259,10 @@ def _row(problem, method, result, note, reference, elapsed, certificate) -> dict
 
 def compare(problem: Problem, methods=None, *, n_jobs: int = 1, scheduler: str | None = None) -> pd.DataFrame:
     """One row per method (default: every CVXPY solver in ``CVXPY_SOLVERS`` and the installed ``EXTRA_SOLVERS`` at
-    both presets, MM and ``QP_METHODS``; a method is a label, a :class:`Method`, a registered name or a callable).
+    both presets, the package's MM and SMO, and ``QP_METHODS``; a method is a label, a :class:`Method`, a registered
+    name or a callable).
 
-    Columns: method, kind ("cvxpy", "mm", "qp" or "plugin": a user's solver), solver, preset, status (a user's
+    Columns: method, kind ("cvxpy", "mm", "smo", "qp" or "plugin": a user's solver), solver, preset, status (a user's
     solver that gave no answer: "solver_error", "time_limit" or "invalid_answer", the reason in note),
     claimed_success, checked_success, certified, objective,
     rel_gap (to the reference), max_df (max |Δf| on the training set), prediction_agreement (fraction of

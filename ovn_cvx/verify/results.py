@@ -141,9 +141,10 @@ class SuiteReport:
     def summary(self) -> pd.DataFrame:
         """Per method (solver and preset), qpbenchmark's metrics over the problems it ran on:
         success_rate (solved AND checks pass), correct_rate (claimed successes that pass the checks),
-        certified_rate (KKT certificate at 1e-6), time_sgm and wall_sgm (shifted geometric means, shift 10 ms,
-        normalised to the best method, of the solve time — the solver's own, CVXPY compilation excluded; MM's
-        whole run — and of the wall time of the whole ``solve`` call; a run that did not pass its checks is
+        certified_rate (the KKT certificate at 1e-6: stronger than a proven bound within gap_tol, which SMO's answers
+        meet without being exact to round-off), time_sgm and wall_sgm (shifted geometric means, shift 10 ms,
+        normalised to the best method, of the solve time — the solver's own, CVXPY compilation excluded; the package's
+        solvers' whole run — and of the wall time of the whole ``solve`` call; a run that did not pass its checks is
         charged the slowest time of any method on that problem), median and max of the objective gap,
         max |Δf|, constraint violation and KKT residual, and the total wall time."""
         return _summarize(self.comparison[self.comparison["status"] != "unavailable"])

@@ -97,6 +97,7 @@ def test_the_training_decision_values_kept_are_the_solutions(variant, negatives,
     assert result.training_decision.shape == expected.shape
     assert np.abs(result.training_decision - expected).max() <= 1e-10 * max(1.0, np.abs(expected).max())
     assert result.slim().training_decision is None
+    assert dataclasses.replace(result, b=result.b + 1.0).training_decision is None  # another point: not its values
     assert ovn_cvx.solve(problem, "mm").training_decision is None  # recomputed where needed
 
 

@@ -96,11 +96,11 @@ def solve_kernel(problem: Problem, *, tol: float, gap_tol: float, max_iter: int,
     info = {"stop": kind_name, "tol": current, "mass_steps": int(state.counters[3]), "bound_checks": checks,
             "newton_steps": newton_count, "rounds": rounds, "kernel_rows": int(rows.clock[2]),
             "cache_hits": int(rows.clock[1]), "cache_rows": rows.capacity}
-    # Z is exact here (rebuilt for the certificate): the training decision values cost no kernel pass
     result = SolveResult(problem=problem, coef=coef, b=b, objective=bound.primal, status=status, method="smo",
                          solver="SMO", solve_time=time.perf_counter() - start, iterations=steps, form="smo",
-                         finish="smo", training_decision=state.training_decision(b), info=info,
-                         **report_fields(problem, bound, gap_tol, dual=M))
+                         finish="smo", info=info, **report_fields(problem, bound, gap_tol, dual=M))
+    # Z is exact here (rebuilt for the certificate): the training decision values cost no kernel pass
+    result.training_decision = state.training_decision(b)
     progress.done(result)
     return result
 
