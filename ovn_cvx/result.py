@@ -188,8 +188,9 @@ class SolveResult:
     finish: str | None = None
     dual: np.ndarray | None = field(default=None, repr=False)
     info: dict = field(default_factory=dict)
-    #: f_k(x_i) on the training rows when the solver kept them exact (see the class docstring); not an init field, so
-    #: that ``dataclasses.replace`` (another problem or point) and :meth:`slim` drop it
+    # f_k(x_i) on the training rows when the solver kept them exact (see the class docstring); not an init field, so
+    # that ``dataclasses.replace`` (another problem or point) and :meth:`slim` drop it (a plain comment: a ``#:`` one
+    # would render it as an attribute entry, validated through None's docstring)
     training_decision: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
     #: built on first use; not an init field, so that ``dataclasses.replace`` (another problem) drops it
     _predictor: Predictor | None = field(default=None, init=False, repr=False, compare=False)
