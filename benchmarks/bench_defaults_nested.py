@@ -34,7 +34,7 @@ from sklearn.pipeline import make_pipeline
 from bench_defaults import MULTICLASS, scaler, scores, splits, warm_up
 from ovn_cvx import OvNClassifier
 from ovn_cvx._reports import environment, markdown_table
-from ovn_cvx.estimator import AUTO_BETA, AUTO_NEGATIVE_BALANCE
+from ovn_cvx.estimator import auto_defaults
 
 #: the inner search's candidates (β relative to κ₀): class labels with the linear kernel (default β 16, balance 0.5),
 #: class labels with a kernel (β 4, 0.5), label matrices with either kernel (β 4 when this grid was run; the default
@@ -55,11 +55,9 @@ def grid_of(multilabel: bool, kernel: str) -> dict:
 
 
 def default_values(multilabel: bool, kernel: str) -> tuple[float, float]:
-    """(β, negative_balance) of ``OvNClassifier(kernel=kernel)`` for the target kind, from the estimator's own
-    constants (a change of default changes what is compared with)."""
-    target = "multilabel" if multilabel else "classes"
-    return (AUTO_BETA[f"{'linear' if kernel == 'linear' else 'kernel'} {target}"],
-            AUTO_NEGATIVE_BALANCE[target])
+    """(β, negative_balance) of ``OvNClassifier(kernel=kernel)`` for the target kind: the estimator's own rule (a
+    change of default changes what is compared with)."""
+    return auto_defaults(kernel, multilabel)
 
 
 def outer_split(data: str, kernel: str, seed: int, index: int, split) -> dict:

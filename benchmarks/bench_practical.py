@@ -61,7 +61,7 @@ from sklearn.svm import SVC  # noqa: E402
 
 import ovn_cvx  # noqa: E402
 from ovn_cvx import OvNClassifier, Problem  # noqa: E402
-from ovn_cvx.estimator import AUTO_BETA, AUTO_NEGATIVE_BALANCE, balance_weights  # noqa: E402
+from ovn_cvx.estimator import auto_defaults, balance_weights  # noqa: E402
 
 OUTPUT = ROOT / "docs" / "benchmarks" / "practical.md"
 K = 5
@@ -87,11 +87,11 @@ def data(n: int):
 
 
 #: the OvN models: (variant, β, bias_penalty, negative_balance); SwHb as the paper's experiments, and the estimator's
-#: default for class labels (``OvNClassifier(kernel="rbf")``: SwSb, α = 0, β = ``AUTO_BETA["kernel classes"]`` on the
+#: default for class labels (``OvNClassifier(kernel="rbf")``: SwSb, α = 0, β of ``auto_defaults("rbf", False)`` on the
 #: Gaussian kernel's scale 1, bias_penalty 0 with negatives, the negatives balanced: K independent binary SVMs, each
 #: SVC(C=a_k β)'s problem with class weights)
 SWHB = ("SwHb", 2.0, 1.0, 0.0)
-DEFAULT = ("SwSb", AUTO_BETA["kernel classes"], 0.0, AUTO_NEGATIVE_BALANCE["classes"])
+DEFAULT = ("SwSb", auto_defaults("rbf", False)[0], 0.0, auto_defaults("rbf", False)[1])
 
 
 def problem_of(X, y, negatives: str, model=SWHB, kernel: str = "rbf") -> Problem:

@@ -45,7 +45,7 @@ from sklearn.svm import LinearSVC
 import ovn_cvx
 from ovn_cvx import OvNClassifier
 from ovn_cvx._reports import environment, markdown_table
-from ovn_cvx.estimator import AUTO_NEGATIVE_BALANCE
+from ovn_cvx.estimator import auto_defaults
 from ovn_cvx.solvers.smo.linear import solve_linear
 
 from bench_practical import SWHB, problem_of, timed  # the OvN problems and the best of repeated fits, as there
@@ -101,7 +101,7 @@ def run(name: str, X, y, max_iter: int) -> list:
         rows.append((name, method, seconds, seconds / svc, f"{result.relative_gap_bound:.1e}", result.status, "",
                      f"solve {result.solve_time:.3g} s, {result.form} / {result.finish}, {result.iterations} it."))
     hinge_weight = models["OvN default: OvNClassifier().fit"].hinge_weight_
-    default = problem_of(X, y, "rest", ("SwSb", hinge_weight, 0.0, AUTO_NEGATIVE_BALANCE["classes"]), "linear")
+    default = problem_of(X, y, "rest", ("SwSb", hinge_weight, 0.0, auto_defaults("linear", False)[1]), "linear")
     seconds, smo = timed(lambda: solve_linear(default, max_iter=max_iter))
     rows.append((name, "OvN default problem, smo", seconds, seconds / svc, f"{smo.relative_gap_bound:.1e}",
                  smo.status, f"{smo.compile_time:.2f}", f"{smo.finish}, {smo.iterations} rounds"))

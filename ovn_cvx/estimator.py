@@ -59,6 +59,14 @@ AUTO_BETA = {"linear multilabel": 4.0, "kernel multilabel": 1.0, "linear classes
 #: at 0.5)
 AUTO_NEGATIVE_BALANCE = {"multilabel": 0.0, "classes": 0.5}
 
+
+def auto_defaults(kernel, multilabel: bool) -> tuple[float, float]:
+    """(β, negative_balance) of ``beta="auto"`` and ``negative_balance="auto"`` for a kernel (a name or a callable)
+    and a kind of target: ``AUTO_BETA`` and ``AUTO_NEGATIVE_BALANCE`` read by one rule."""
+    target = "multilabel" if multilabel else "classes"
+    linear = isinstance(kernel, str) and kernel == "linear"
+    return AUTO_BETA[f"{'linear' if linear else 'kernel'} {target}"], AUTO_NEGATIVE_BALANCE[target]
+
 FALLBACKS = ("argmax", "none")
 NEGATIVES = ("none", "rest")
 #: the package's own certified solvers (any other ``solver`` names a CVXPY solver)
@@ -454,15 +462,14 @@ class OvNClassifier(ClassifierMixin, BaseEstimator):
     def _negative_balance(self) -> float:
         """p: ``negative_balance``, or for "auto" ``AUTO_NEGATIVE_BALANCE`` of the fitted kind of target."""
         if isinstance(self.negative_balance, str):
-            return AUTO_NEGATIVE_BALANCE["multilabel" if self.multilabel_ else "classes"]
+            return auto_defaults(self.kernel, self.multilabel_)[1]
         return float(self.negative_balance)
 
     @property
     def _beta(self) -> float:
         """β: ``beta``, or for "auto" ``AUTO_BETA`` of the fitted kind of target and kernel."""
         if isinstance(self.beta, str):
-            linear = isinstance(self.kernel, str) and self.kernel == "linear"
-            return AUTO_BETA[f"{'linear' if linear else 'kernel'} {'multilabel' if self.multilabel_ else 'classes'}"]
+            return auto_defaults(self.kernel, self.multilabel_)[0]
         return float(self.beta)
 
     @property

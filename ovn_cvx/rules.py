@@ -130,7 +130,6 @@ def _f1_macro(tp, fp, fn):
     return _ratio(2 * tp, 2 * tp + fp + fn).mean(axis=-1)
 
 
-
 #: the metrics a rule can be chosen by, each "higher is better", on boolean truth T and predictions P (n×K) with
 #: row weights w: scikit-learn's ``jaccard_score(average="samples")``, ``f1_score(average="micro"/"macro")`` and
 #: 1 − ``hamming_loss``, with ``zero_division=1`` (a row or label with neither true nor predicted labels is a perfect
@@ -176,6 +175,7 @@ def paired_gain(score_of, truth, P, P_paper, sample_weight) -> tuple[float, floa
     without = score_of.leave_one_out(truth, P, sample_weight) - score_of.leave_one_out(truth, P_paper, sample_weight)
     n = without.size
     return gain, float(np.sqrt((n - 1) / n * np.sum((without - without.mean()) ** 2)))
+
 
 #: candidate thresholds per search: this many quantiles of the decision values
 N_CANDIDATES = 40
